@@ -1,0 +1,24 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "Preferences",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Preferences", targets: ["Preferences"]),
+        .executable(name: "prefs", targets: ["prefs"]),
+    ],
+    targets: [
+        .target(name: "Preferences"),
+        .target(name: "PrefsCLI", dependencies: ["Preferences"]),
+        .executableTarget(name: "prefs", dependencies: ["PrefsCLI"]),
+        // A small child program the tests and reliability harnesses start as a
+        // real, separate process (crash, multi-process and fault scenarios).
+        .executableTarget(name: "prefs-harness", dependencies: ["Preferences"]),
+        .testTarget(
+            name: "PreferencesTests",
+            dependencies: ["Preferences", "PrefsCLI", "prefs", "prefs-harness"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,400 @@
+/// The JSON reader and writer behind the file format (SPEC §5).
+///
+/// It is written here rather than taken from Foundation so that integers and
+/// doubles stay apart, nesting depth is limited while parsing (not after), a
+/// syntax error names its line and column, and the output is byte-for-byte
+/// stable: two-space indentation, `" : "` separators, keys sorted.
+enum JSONText {
+    /// Parses `bytes` as one JSON value.
+    ///
+    /// - Parameters:
+    ///   - source: the file name used in error messages.
+    ///   - maxDepth: arrays and objects nested deeper than this are an error.
+    static func parse(_ bytes: [UInt8], source: String, maxDepth: Int = 512) throws
+        -> PreferenceValue
+    {
+        try bytes.withUnsafeBufferPointer { buffer in
+            var parser = Parser(bytes: buffer, source: source, maxDepth: maxDepth)
+            parser.skipWhitespace()
+            let value = try parser.parseValue(depth: 0)
+            parser.skipWhitespace()
+            if parser.index != buffer.count {
+                throw parser.error("unexpected text after the end of the JSON value")
+            }
+            return value
+        }
+    }
+
+    /// Writes `value` as JSON; `pretty` gives the file layout of SPEC §5
+    /// (without the final newline).
+    static func encode(_ value: PreferenceValue, pretty: Bool) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity(256)
+        write(value, into: &out, pretty: pretty, indent: 0)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func encodeBytes(_ value: PreferenceValue, pretty: Bool) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(256)
+        write(value, into: &out, pretty: pretty, indent: 0)
+        return out
+    }
+
+    // MARK: - Writing
+
+    static func write(
+        _ value: PreferenceValue, into out: inout [UInt8], pretty: Bool, indent: Int
+    ) {
+        switch value {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let flag): out.append(contentsOf: (flag ? "true" : "false").utf8)
+        case .int(let number): out.append(contentsOf: String(number).utf8)
+        case .double(let number): writeDouble(number, into: &out)
+        case .string(let text): writeString(text, into: &out)
+        case .array(let items):
+            if items.isEmpty {
+                out.append(contentsOf: "[]".utf8)
+                return
+            }
+            out.append(UInt8(ascii: "["))
+            for (position, item) in items.enumerated() {
+                if position > 0 { out.append(UInt8(ascii: ",")) }
+                if pretty { newline(into: &out, indent: indent + 1) }
+                write(item, into: &out, pretty: pretty, indent: indent + 1)
+            }
+            if pretty { newline(into: &out, indent: indent) }
+            out.append(UInt8(ascii: "]"))
+        case .object(let fields):
+            if fields.isEmpty {
+                out.append(contentsOf: "{}".utf8)
+                return
+            }
+            out.append(UInt8(ascii: "{"))
+            var first = true
+            for key in fields.keys.sorted() {
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
+                if pretty { newline(into: &out, indent: indent + 1) }
+                writeString(key, into: &out)
+                out.append(contentsOf: (pretty ? " : " : ":").utf8)
+                write(fields[key]!, into: &out, pretty: pretty, indent: indent + 1)
+            }
+            if pretty { newline(into: &out, indent: indent) }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private static func newline(into out: inout [UInt8], indent: Int) {
+        out.append(UInt8(ascii: "\n"))
+        for _ in 0..<indent { out.append(contentsOf: [0x20, 0x20]) }
+    }
+
+    private static func writeDouble(_ number: Double, into out: inout [UInt8]) {
+        // JSON has no non-finite numbers; the file format spells them as strings.
+        if number.isNaN {
+            writeString("NaN", into: &out)
+        } else if number.isInfinite {
+            writeString(number > 0 ? "Infinity" : "-Infinity", into: &out)
+        } else {
+            // Swift's shortest round-trip form ("14.0", "1e-05", "1e+20") is valid JSON.
+            out.append(contentsOf: number.description.utf8)
+        }
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    static func writeString(_ text: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
+            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
+            case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
+            case 0..<0x20, 0x7F:
+                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30])
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0xF)])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    // MARK: - Reading
+
+    struct Parser {
+        let bytes: UnsafeBufferPointer<UInt8>
+        let source: String
+        let maxDepth: Int
+        var index = 0
+
+        init(bytes: UnsafeBufferPointer<UInt8>, source: String, maxDepth: Int) {
+            self.bytes = bytes
+            self.source = source
+            self.maxDepth = maxDepth
+        }
+
+        func error(_ reason: String, at offset: Int? = nil) -> PreferencesError {
+            let offset = min(offset ?? index, bytes.count)
+            var line = 1
+            var column = 1
+            for byte in bytes[0..<offset] {
+                if byte == 0x0A {
+                    line += 1
+                    column = 1
+                } else if byte & 0xC0 != 0x80 {
+                    column += 1
+                }
+            }
+            return .corrupted(file: source, reason: "line \(line), column \(column): \(reason)")
+        }
+
+        mutating func skipWhitespace() {
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x0A, 0x0D, 0x09: index += 1
+                default: return
+                }
+            }
+        }
+
+        mutating func parseValue(depth: Int) throws -> PreferenceValue {
+            guard index < bytes.count else { throw error("unexpected end of text") }
+            switch bytes[index] {
+            case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
+            case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
+            case UInt8(ascii: "\""): return .string(try parseString())
+            case UInt8(ascii: "t"): return try literal("true", .bool(true))
+            case UInt8(ascii: "f"): return try literal("false", .bool(false))
+            case UInt8(ascii: "n"): return try literal("null", .null)
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+            default: throw error("unexpected character \(describe(bytes[index]))")
+            }
+        }
+
+        private func describe(_ byte: UInt8) -> String {
+            byte >= 0x21 && byte < 0x7F
+                ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16))"
+        }
+
+        private mutating func literal(_ word: StaticString, _ value: PreferenceValue) throws
+            -> PreferenceValue
+        {
+            let count = word.utf8CodeUnitCount
+            guard index + count <= bytes.count else { throw error("unexpected end of text") }
+            for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] {
+                throw error("invalid literal, expected '\(word)'")
+            }
+            index += count
+            return value
+        }
+
+        private mutating func parseObject(depth: Int) throws -> PreferenceValue {
+            if depth > maxDepth { throw error("nested deeper than \(maxDepth) levels") }
+            index += 1
+            var fields = [String: PreferenceValue]()
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return .object(fields)
+            }
+            while true {
+                skipWhitespace()
+                guard index < bytes.count else { throw error("unexpected end of text in object") }
+                guard bytes[index] == UInt8(ascii: "\"") else {
+                    throw error("expected a string key, found \(describe(bytes[index]))")
+                }
+                let key = try parseString()
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                    throw error("expected ':' after key \"\(key)\"")
+                }
+                index += 1
+                skipWhitespace()
+                // Last duplicate wins, as in most JSON readers.
+                fields[key] = try parseValue(depth: depth)
+                skipWhitespace()
+                guard index < bytes.count else { throw error("unexpected end of text in object") }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                } else if bytes[index] == UInt8(ascii: "}") {
+                    index += 1
+                    return .object(fields)
+                } else {
+                    throw error("expected ',' or '}' in object, found \(describe(bytes[index]))")
+                }
+            }
+        }
+
+        private mutating func parseArray(depth: Int) throws -> PreferenceValue {
+            if depth > maxDepth { throw error("nested deeper than \(maxDepth) levels") }
+            index += 1
+            var items = [PreferenceValue]()
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return .array(items)
+            }
+            while true {
+                skipWhitespace()
+                items.append(try parseValue(depth: depth))
+                skipWhitespace()
+                guard index < bytes.count else { throw error("unexpected end of text in array") }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                } else if bytes[index] == UInt8(ascii: "]") {
+                    index += 1
+                    return .array(items)
+                } else {
+                    throw error("expected ',' or ']' in array, found \(describe(bytes[index]))")
+                }
+            }
+        }
+
+        private mutating func parseString() throws -> String {
+            let start = index
+            index += 1
+            // Fast path: no escapes.
+            var scan = index
+            while scan < bytes.count {
+                let byte = bytes[scan]
+                if byte == UInt8(ascii: "\"") {
+                    let slice = UnsafeBufferPointer(rebasing: bytes[index..<scan])
+                    guard let text = String(validating: slice, as: UTF8.self) else {
+                        throw error("invalid UTF-8 in string", at: start)
+                    }
+                    index = scan + 1
+                    return text
+                }
+                if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+                scan += 1
+            }
+            var out = [UInt8]()
+            out.append(contentsOf: bytes[index..<scan])
+            index = scan
+            while true {
+                guard index < bytes.count else {
+                    throw error("unterminated string", at: start)
+                }
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") {
+                    index += 1
+                    break
+                }
+                if byte < 0x20 {
+                    throw error("control character in string (escape it as \\u00XX)")
+                }
+                if byte != UInt8(ascii: "\\") {
+                    out.append(byte)
+                    index += 1
+                    continue
+                }
+                index += 1
+                guard index < bytes.count else { throw error("unterminated string", at: start) }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""): out.append(0x22)
+                case UInt8(ascii: "\\"): out.append(0x5C)
+                case UInt8(ascii: "/"): out.append(0x2F)
+                case UInt8(ascii: "b"): out.append(0x08)
+                case UInt8(ascii: "f"): out.append(0x0C)
+                case UInt8(ascii: "n"): out.append(0x0A)
+                case UInt8(ascii: "r"): out.append(0x0D)
+                case UInt8(ascii: "t"): out.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try hex4()
+                    if (0xD800..<0xDC00).contains(scalar) {
+                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
+                            bytes[index + 1] == UInt8(ascii: "u")
+                        else { throw error("unpaired surrogate in \\u escape") }
+                        index += 2
+                        let low = try hex4()
+                        guard (0xDC00..<0xE000).contains(low) else {
+                            throw error("unpaired surrogate in \\u escape")
+                        }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00..<0xE000).contains(scalar) {
+                        throw error("unpaired surrogate in \\u escape")
+                    }
+                    out.append(contentsOf: String(Character(Unicode.Scalar(scalar)!)).utf8)
+                default:
+                    throw error("invalid escape '\\\(Character(Unicode.Scalar(escape)))'")
+                }
+            }
+            guard let text = String(validating: out, as: UTF8.self) else {
+                throw error("invalid UTF-8 in string", at: start)
+            }
+            return text
+        }
+
+        private mutating func hex4() throws -> UInt32 {
+            guard index + 4 <= bytes.count else { throw error("truncated \\u escape") }
+            var value: UInt32 = 0
+            for _ in 0..<4 {
+                let byte = bytes[index]
+                let digit: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+                default: throw error("invalid hex digit in \\u escape")
+                }
+                value = value << 4 | UInt32(digit)
+                index += 1
+            }
+            return value
+        }
+
+        private mutating func parseNumber() throws -> PreferenceValue {
+            let start = index
+            if bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard index < bytes.count, isDigit(bytes[index]) else {
+                throw error("invalid number")
+            }
+            if bytes[index] == UInt8(ascii: "0") {
+                index += 1
+                if index < bytes.count, isDigit(bytes[index]) {
+                    throw error("numbers may not have leading zeros")
+                }
+            } else {
+                while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            }
+            var integral = true
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+                integral = false
+                index += 1
+                guard index < bytes.count, isDigit(bytes[index]) else {
+                    throw error("expected digits after '.'")
+                }
+                while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            }
+            if index < bytes.count, bytes[index] | 0x20 == UInt8(ascii: "e") {
+                integral = false
+                index += 1
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                    index += 1
+                }
+                guard index < bytes.count, isDigit(bytes[index]) else {
+                    throw error("expected digits in exponent")
+                }
+                while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            }
+            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+            if integral, let number = Int64(text) { return .int(number) }
+            guard let number = Double(text), number.isFinite else {
+                throw error("number \(text) is out of range", at: start)
+            }
+            return .double(number)
+        }
+
+        private func isDigit(_ byte: UInt8) -> Bool {
+            byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+        }
+    }
+}

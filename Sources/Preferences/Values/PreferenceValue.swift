@@ -1,0 +1,76 @@
+/// A stored value as it appears in the preferences file: a JSON value.
+///
+/// Typed keys and records convert to and from this representation; the
+/// file, the change feed, migrations and the legacy importers all work with
+/// it. Integers and floating-point numbers are kept apart so that a value
+/// written as `3` reads back as `3`, not `3.0`.
+///
+/// ```swift
+/// let value: PreferenceValue = ["dark_mode": true, "zoom": 14.5]
+/// if case .object(let fields) = value { print(fields.keys.sorted()) }
+/// ```
+public enum PreferenceValue: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([PreferenceValue])
+    case object([String: PreferenceValue])
+}
+
+extension PreferenceValue {
+    /// The JSON type name of this value, for messages ("a string", "an object").
+    public var typeDescription: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .int: "an integer"
+        case .double: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+
+    /// The value as compact JSON text, for messages and the command line.
+    public var jsonText: String {
+        JSONText.encode(self, pretty: false)
+    }
+
+    /// Parses one JSON value (any JSON, not only objects).
+    ///
+    /// - Throws: ``PreferencesError/corrupted(file:reason:)`` naming `source`
+    ///   and the line and column of the first error.
+    public init(jsonText: String, source: String = "<text>") throws {
+        self = try JSONText.parse(Array(jsonText.utf8), source: source)
+    }
+
+    /// Nesting depth: 0 for a scalar, 1 for a flat array or object.
+    var depth: Int {
+        switch self {
+        case .array(let items): 1 + (items.map(\.depth).max() ?? 0)
+        case .object(let fields): 1 + (fields.values.map(\.depth).max() ?? 0)
+        default: 0
+        }
+    }
+}
+
+extension PreferenceValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral,
+    ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral,
+    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
+{
+    public init(nilLiteral: ()) { self = .null }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(arrayLiteral elements: PreferenceValue...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, PreferenceValue)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+}
+
+extension PreferenceValue: CustomStringConvertible {
+    public var description: String { jsonText }
+}

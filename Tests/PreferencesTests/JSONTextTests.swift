@@ -1,0 +1,59 @@
+import Testing
+
+@testable import Preferences
+
+@Suite struct JSONTextTests {
+    @Test func integersAndDoublesStayApart() throws {
+        let value = try PreferenceValue(jsonText: #"{"a": 3, "b": 3.0, "c": 1e2}"#)
+        #expect(value == ["a": .int(3), "b": .double(3), "c": .double(100)])
+    }
+
+    @Test func prettyOutputIsSortedWithSpacedColons() {
+        let text = JSONText.encode(["b": [1, 2], "a": ["x": true], "c": [], "d": [:]], pretty: true)
+        #expect(
+            text == """
+                {
+                  "a" : {
+                    "x" : true
+                  },
+                  "b" : [
+                    1,
+                    2
+                  ],
+                  "c" : [],
+                  "d" : {}
+                }
+                """)
+    }
+
+    @Test func stringsRoundTripWithEscapesAndUnicode() throws {
+        let original = PreferenceValue.string("tab\there \"quoted\" \\ é 😀 \u{1}")
+        let text = original.jsonText
+        #expect(try PreferenceValue(jsonText: text) == original)
+        #expect(try PreferenceValue(jsonText: #""\ud83d\ude00""#) == "😀")
+    }
+
+    @Test(arguments: [
+        ("{", "line 1, column 2"),
+        ("{\n  \"a\" : tru\n}", "line 2, column 9"),
+        ("[1,]", "line 1, column 4"),
+        ("01", "leading zeros"),
+        ("\"\\ud800\"", "unpaired surrogate"),
+        ("{} x", "after the end"),
+    ])
+    func syntaxErrorsNameLineAndColumn(text: String, fragment: String) {
+        #expect {
+            _ = try PreferenceValue(jsonText: text, source: "f.json")
+        } throws: { error in
+            "\(error)".contains(fragment) && "\(error)".hasPrefix("f.json")
+        }
+    }
+
+    @Test func depthIsLimitedWhileParsing() {
+        let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        #expect(throws: PreferencesError.self) {
+            _ = try JSONText.parse(Array(deep.utf8), source: "x", maxDepth: 64)
+        }
+        #expect((try? JSONText.parse(Array(deep.utf8), source: "x", maxDepth: 100)) != nil)
+    }
+}
