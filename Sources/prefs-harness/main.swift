@@ -1,1 +1,71 @@
-print("harness")
+// A child process for the test suite and the reliability harnesses: each
+// command drives the library the way a real service would, in its own
+// process, so tests can kill it, race it, or read what it acknowledged.
+//
+//   prefs-harness set FILE KEY INT          set, print "ok", then wait to be killed
+//   prefs-harness increment FILE KEY N      N read-modify-write increments via edit
+//   prefs-harness write-loop FILE KEY       set KEY = 1, 2, 3 … forever, printing "ack N"
+//   prefs-harness watch FILE KEY N          print the first N values of KEY's feed, one per line
+import Foundation
+import Preferences
+
+@main
+struct Harness {
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        do {
+            try await run(arguments)
+        } catch {
+            FileHandle.standardError.write(Data("prefs-harness: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    static func run(_ arguments: [String]) async throws {
+        guard arguments.count >= 2 else {
+            FileHandle.standardError.write(Data("usage: prefs-harness COMMAND FILE …\n".utf8))
+            exit(2)
+        }
+        let url = URL(fileURLWithPath: arguments[1])
+        switch arguments[0] {
+        case "set":
+            let store = try await PreferencesStore(fileURL: url)
+            let key = PreferenceKey<Int>(arguments[2], default: 0)
+            try await store.set(key, Int(arguments[3])!)
+            say("ok")
+            while true { try await Task.sleep(for: .seconds(60)) }
+        case "increment":
+            let store = try await PreferencesStore(fileURL: url)
+            let key = PreferenceKey<Int>(arguments[2], default: 0)
+            for _ in 0..<Int(arguments[3])! {
+                try await store.edit { $0[key] += 1 }
+            }
+            say("done")
+        case "write-loop":
+            let store = try await PreferencesStore(fileURL: url)
+            let key = PreferenceKey<Int>(arguments[2], default: 0)
+            var next = store[key] + 1
+            while true {
+                try await store.set(key, next)
+                say("ack \(next)")
+                next += 1
+            }
+        case "watch":
+            let store = try await PreferencesStore(fileURL: url)
+            let key = PreferenceKey<Int>(arguments[2], default: 0)
+            var remaining = Int(arguments[3])!
+            for await value in store.changes(key) {
+                say("\(value)")
+                remaining -= 1
+                if remaining == 0 { break }
+            }
+        default:
+            FileHandle.standardError.write(Data("prefs-harness: unknown command \(arguments[0])\n".utf8))
+            exit(2)
+        }
+    }
+}

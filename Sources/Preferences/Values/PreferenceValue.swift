@@ -56,11 +56,12 @@ extension PreferenceValue {
     }
 }
 
-extension PreferenceValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral,
+// Not ExpressibleByNilLiteral on purpose: `nil` always means "no value"
+// (an absent key), and `.null` a stored JSON null.
+extension PreferenceValue: ExpressibleByBooleanLiteral,
     ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral,
     ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
-    public init(nilLiteral: ()) { self = .null }
     public init(booleanLiteral value: Bool) { self = .bool(value) }
     public init(integerLiteral value: Int64) { self = .int(value) }
     public init(floatLiteral value: Double) { self = .double(value) }

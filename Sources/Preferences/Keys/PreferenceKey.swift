@@ -1,0 +1,71 @@
+import Foundation
+
+/// The namespace for your typed keys. Extend it with static properties:
+///
+/// ```swift
+/// extension PreferenceKeys {
+///     static let darkMode = PreferenceKey<Bool>("dark_mode", default: false)
+///     static let mapZoom = PreferenceKey<Double>("map_zoom", default: 14)
+/// }
+///
+/// store[.darkMode]  // false until set
+/// ```
+public class PreferenceKeys: @unchecked Sendable {
+    fileprivate init() {}
+}
+
+/// A typed key: its name in the file and the value a read returns when the
+/// key is not stored.
+///
+/// Defaults live in code and are never written (SPEC S6), so changing a
+/// default changes it for everyone who never set the key. `Value` may be any
+/// `Codable & Sendable` type: the scalars (`Bool`, `Int`, `Int64`, `Double`,
+/// `Float`, `String`, `Data`, `Date`, `URL`), arrays and string-keyed
+/// dictionaries of them, optionals, `String`- or `Int`-backed enums declared
+/// `Codable`, and your own `Codable` types, which are stored as nested JSON.
+///
+/// ```swift
+/// enum Theme: String, Codable, Sendable { case light, dark }
+/// extension PreferenceKeys {
+///     static let theme = PreferenceKey<Theme>("theme", default: .light)
+///     static let lastSync = PreferenceKey<Date?>("last_sync", default: nil)
+/// }
+/// ```
+///
+/// Storing `nil` in an optional key removes the key, so its default applies again.
+public final class PreferenceKey<Value: Codable & Sendable>: PreferenceKeys, @unchecked Sendable {
+    /// The key's name in the file (`values` object) and on the command line.
+    public let name: String
+    /// What reads return while the key is not stored, or holds a value of the wrong type.
+    public let defaultValue: Value
+    /// A description for the key manifest and `prefs check`.
+    public let help: String?
+
+    /// Declares a key.
+    ///
+    /// - Parameters:
+    ///   - name: the key in the file: non-empty, at most 1 KiB of UTF-8, no control characters.
+    ///   - defaultValue: the value reads return while the key is not stored.
+    ///   - help: an optional description, carried into a generated manifest.
+    public init(_ name: String, default defaultValue: Value, help: String? = nil) {
+        self.name = name
+        self.defaultValue = defaultValue
+        self.help = help
+        super.init()
+    }
+
+    /// Decodes this key's value from a stored value.
+    func decode(_ stored: PreferenceValue) throws -> Value {
+        try ValueCoding.decode(Value.self, from: stored)
+    }
+
+    /// Encodes a value of this key; nil when it encodes as `null` (meaning "remove").
+    func encode(_ value: Value) throws -> PreferenceValue? {
+        let encoded = try ValueCoding.encode(value)
+        return encoded == .null ? nil : encoded
+    }
+}
+
+extension PreferenceKey: CustomStringConvertible {
+    public var description: String { "PreferenceKey<\(Value.self)>(\"\(name)\")" }
+}

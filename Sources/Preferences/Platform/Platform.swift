@@ -1,0 +1,349 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The only place that makes system calls. Everything above it is portable
+/// Swift; every call here reports failure as ``PreferencesError/io``.
+enum Platform {
+    /// Identity and change stamp of a file, from `stat`.
+    struct FileStamp: Hashable, Sendable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modifiedSeconds: Int64
+        var modifiedNanoseconds: Int64
+        var changedSeconds: Int64
+        var changedNanoseconds: Int64
+        var isRegularFile: Bool
+        var isDirectory: Bool
+        var mode: UInt32
+        var uid: UInt32
+        var gid: UInt32
+    }
+
+    static var errno: Int32 {
+        #if canImport(Glibc) || canImport(Musl)
+            Glibc.errno
+        #else
+            Darwin.errno
+        #endif
+    }
+
+    static func message(for code: Int32) -> String {
+        String(cString: strerror(code))
+    }
+
+    static func ioError(_ operation: String, _ path: String, code: Int32 = Platform.errno)
+        -> PreferencesError
+    {
+        .io(operation: operation, path: path, code: code, message: message(for: code))
+    }
+
+    /// `stat` following symlinks; nil when nothing is at `path`.
+    static func fileStamp(_ path: String) throws -> FileStamp? {
+        var info = systemStat()
+        let result = stat(path, &info)
+        if result != 0 {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR { return nil }
+            throw ioError("stat", path, code: code)
+        }
+        return stamp(info)
+    }
+
+    static func fileStamp(descriptor: Int32, path: String) throws -> FileStamp {
+        var info = systemStat()
+        let result = fstat(descriptor, &info)
+        if result != 0 { throw ioError("stat", path) }
+        return stamp(info)
+    }
+
+    private static func systemStat() -> stat {
+        #if canImport(Darwin)
+            Darwin.stat()
+        #else
+            Glibc.stat()
+        #endif
+    }
+
+    private static func stamp(_ info: stat) -> FileStamp {
+        #if canImport(Darwin)
+            let modified = info.st_mtimespec
+            let changed = info.st_ctimespec
+        #else
+            let modified = info.st_mtim
+            let changed = info.st_ctim
+        #endif
+        let type = UInt32(info.st_mode) & UInt32(S_IFMT)
+        return FileStamp(
+            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+            modifiedSeconds: Int64(modified.tv_sec), modifiedNanoseconds: Int64(modified.tv_nsec),
+            changedSeconds: Int64(changed.tv_sec), changedNanoseconds: Int64(changed.tv_nsec),
+            isRegularFile: type == UInt32(S_IFREG), isDirectory: type == UInt32(S_IFDIR),
+            mode: UInt32(info.st_mode) & 0o7777, uid: UInt32(info.st_uid), gid: UInt32(info.st_gid))
+    }
+
+    /// Reads a whole regular file. nil when it does not exist.
+    static func readFile(_ path: String, limit: Int) throws -> (bytes: [UInt8], stamp: FileStamp)? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        if descriptor < 0 {
+            let code = errno
+            if code == ENOENT { return nil }
+            throw ioError("open", path, code: code)
+        }
+        defer { close(descriptor) }
+        let info = try fileStamp(descriptor: descriptor, path: path)
+        if info.isDirectory { throw ioError("read", path, code: EISDIR) }
+        if info.size > Int64(limit) {
+            throw PreferencesError.corrupted(
+                file: path, reason: "file is \(info.size) bytes, over the limit of \(limit) bytes")
+        }
+        var bytes = [UInt8]()
+        var capacity = max(Int(info.size) + 1, 4096)
+        while true {
+            bytes.reserveCapacity(bytes.count + capacity)
+            var chunk = [UInt8](repeating: 0, count: capacity)
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, capacity) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw ioError("read", path)
+            }
+            if count == 0 { break }
+            bytes.append(contentsOf: chunk[0..<count])
+            if bytes.count > limit {
+                throw PreferencesError.corrupted(
+                    file: path, reason: "file is over the limit of \(limit) bytes")
+            }
+            capacity = 65536
+        }
+        return (bytes, info)
+    }
+
+    /// Writes `bytes` to a new file with an unpredictable name in `directory`,
+    /// fsyncs it and returns its path. The caller renames it into place.
+    static func writeTemporaryFile(
+        in directory: String, prefix: String, bytes: [UInt8], mode: UInt32 = 0o600
+    ) throws -> String {
+        var attempts = 0
+        while true {
+            let path = directory + "/." + prefix + "." + randomSuffix() + ".tmp"
+            let descriptor = open(
+                path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
+            if descriptor < 0 {
+                let code = errno
+                attempts += 1
+                if code == EEXIST && attempts < 16 { continue }
+                throw ioError("create a temporary file in", directory, code: code)
+            }
+            do {
+                try writeAll(descriptor, bytes, path: path)
+                if fsync(descriptor) != 0 { throw ioError("fsync", path) }
+                // open(2) applies the umask; make the mode exact.
+                if fchmod(descriptor, mode_t(mode)) != 0 { throw ioError("chmod", path) }
+            } catch {
+                close(descriptor)
+                unlink(path)
+                throw error
+            }
+            if close(descriptor) != 0 {
+                let code = errno
+                unlink(path)
+                throw ioError("close", path, code: code)
+            }
+            return path
+        }
+    }
+
+    private static func writeAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes {
+                write(descriptor, $0.baseAddress! + offset, bytes.count - offset)
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw ioError("write", path)
+            }
+            offset += written
+        }
+    }
+
+    static func randomSuffix() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        return String(
+            decoding: (0..<12).map { _ in alphabet[Int(generator.next() % 36)] }, as: UTF8.self)
+    }
+
+    static func rename(_ from: String, _ to: String) throws {
+        #if canImport(Darwin)
+            let result = Darwin.rename(from, to)
+        #else
+            let result = Glibc.rename(from, to)
+        #endif
+        if result != 0 { throw ioError("rename \(from) to", to) }
+    }
+
+    static func unlinkQuietly(_ path: String) {
+        unlink(path)
+    }
+
+    static func remove(_ path: String) throws {
+        if unlink(path) != 0 && errno != ENOENT { throw ioError("remove", path) }
+    }
+
+    /// fsync of a directory, so a rename inside it is durable.
+    static func syncDirectory(_ path: String) throws {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if descriptor < 0 { throw ioError("open directory", path) }
+        defer { close(descriptor) }
+        if fsync(descriptor) != 0 {
+            let code = errno
+            // Some file systems cannot fsync directories; the rename is as durable as they allow.
+            if code != EINVAL && code != ENOTSUP { throw ioError("fsync directory", path, code: code) }
+        }
+    }
+
+    /// Creates `path` and any missing parents with mode 0700.
+    static func makeDirectories(_ path: String) throws {
+        if let info = try fileStamp(path) {
+            if info.isDirectory { return }
+            throw ioError("create directory", path, code: ENOTDIR)
+        }
+        let parent = parentDirectory(of: path)
+        if parent != path { try makeDirectories(parent) }
+        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw ioError("create directory", path) }
+    }
+
+    static func parentDirectory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        if slash == path.startIndex { return "/" }
+        return String(path[..<slash])
+    }
+
+    static func lastComponent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
+    /// Follows symlinks in the last component; the path stays as given when
+    /// it is not a link.
+    static func resolveSymlinks(_ path: String) -> String {
+        var current = path
+        for _ in 0..<40 {
+            var buffer = [CChar](repeating: 0, count: 4097)
+            let count = readlink(current, &buffer, 4096)
+            if count < 0 { return current }
+            let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current = target.hasPrefix("/") ? target : parentDirectory(of: current) + "/" + target
+        }
+        return current
+    }
+
+    /// The canonical absolute form of an existing directory.
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    static func currentDirectory() -> String {
+        guard let directory = getcwd(nil, 0) else { return "/" }
+        defer { free(directory) }
+        return String(cString: directory)
+    }
+
+    static func environment(_ name: String) -> String? {
+        guard let value = getenv(name) else { return nil }
+        return String(cString: value)
+    }
+
+    static func homeDirectory() -> String {
+        if let home = environment("HOME"), !home.isEmpty { return home }
+        if let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir {
+            return String(cString: directory)
+        }
+        return "/"
+    }
+
+    // MARK: Locks
+
+    /// Opens (creating, 0600) `path` and takes an exclusive `flock` on it;
+    /// returns the descriptor that holds the lock.
+    static func lockExclusively(_ path: String) throws -> Int32 {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if descriptor < 0 { throw ioError("open lock file", path) }
+        while flock(descriptor, LOCK_EX) != 0 {
+            let code = errno
+            if code == EINTR { continue }
+            close(descriptor)
+            throw ioError("lock", path, code: code)
+        }
+        return descriptor
+    }
+
+    /// Releases a lock taken with ``lockExclusively(_:)``.
+    static func unlock(_ descriptor: Int32) {
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
+    }
+
+    /// Reads the 8-byte write generation kept in a lock file (0 when absent).
+    static func readGeneration(descriptor: Int32) -> UInt64 {
+        var value: UInt64 = 0
+        let count = withUnsafeMutableBytes(of: &value) { pread(descriptor, $0.baseAddress, 8, 0) }
+        return count == 8 ? UInt64(littleEndian: value) : 0
+    }
+
+    static func readGeneration(path: String) -> UInt64 {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        if descriptor < 0 { return 0 }
+        defer { close(descriptor) }
+        return readGeneration(descriptor: descriptor)
+    }
+
+    static func writeGeneration(_ generation: UInt64, descriptor: Int32, path: String) throws {
+        var value = generation.littleEndian
+        let count = withUnsafeBytes(of: &value) { pwrite(descriptor, $0.baseAddress, 8, 0) }
+        if count != 8 { throw ioError("write lock file", path) }
+    }
+
+    /// Gives a file the owner and group of another (when running as root, so
+    /// an operator's `sudo prefs set` leaves the service's file its own).
+    static func copyOwnership(to path: String, uid: UInt32, gid: UInt32) {
+        if geteuid() == 0 { _ = chown(path, uid_t(uid), gid_t(gid)) }
+    }
+
+    // MARK: Time
+
+    /// Broken-down UTC time for whole seconds since 1970.
+    static func utcComponents(_ seconds: Int64) -> (
+        year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int
+    ) {
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        return (
+            Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+            Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec)
+        )
+    }
+
+    /// Seconds since 1970 for a UTC calendar time.
+    static func utcSeconds(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int)
+        -> Int64
+    {
+        var parts = tm()
+        parts.tm_year = Int32(year - 1900)
+        parts.tm_mon = Int32(month - 1)
+        parts.tm_mday = Int32(day)
+        parts.tm_hour = Int32(hour)
+        parts.tm_min = Int32(minute)
+        parts.tm_sec = Int32(second)
+        return Int64(timegm(&parts))
+    }
+}

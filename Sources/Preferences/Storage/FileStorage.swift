@@ -1,0 +1,145 @@
+import Foundation
+import Synchronization
+
+/// The file backend: one JSON file, replaced atomically and durably, shared
+/// safely between processes (SPEC S2, S3, S10).
+///
+/// - Every write goes to a new temporary file in the same directory (random
+///   name, `O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC`, mode 0600), is fsynced,
+///   renamed over the target, and the directory is fsynced. The target is
+///   never truncated or written in place, so a crash leaves the old or the
+///   new file, both complete.
+/// - Writers hold an exclusive `flock` on the sibling `<file>.lock`, which
+///   also keeps a write generation that every writer bumps; a revision is
+///   that generation plus the file's identity (device, inode, size, times),
+///   so an external editor's save is noticed as well.
+/// - A symlinked file is followed: the target is replaced and the link stays.
+/// - A missing file reads as nothing stored; a missing parent directory is
+///   created, mode 0700, on the first write.
+/// - A replaced file keeps the old file's permission bits, and when running
+///   as root, its owner.
+public final class FileStorage: PreferencesStorage {
+    /// The path as given (made absolute).
+    public let path: String
+    let maxFileSize: Int
+    private let heldLock = Mutex<Int32?>(nil)
+
+    /// A backend for the file at `url`.
+    ///
+    /// - Parameter maxFileSize: files larger than this read as corrupt.
+    public init(fileURL url: URL, maxFileSize: Int = PreferencesLimits().maxFileSize) {
+        var path = url.path
+        if !path.hasPrefix("/") { path = Platform.currentDirectory() + "/" + path }
+        self.path = path
+        self.maxFileSize = maxFileSize
+    }
+
+    public var location: String { path }
+
+    public var identity: String? {
+        let target = targetPath
+        let directory = Platform.parentDirectory(of: target)
+        let canonical = Platform.realPath(directory) ?? directory
+        return "file:" + canonical + "/" + Platform.lastComponent(of: target)
+    }
+
+    /// The file actually read and replaced: `path` with symlinks followed.
+    var targetPath: String { Platform.resolveSymlinks(path) }
+
+    /// The lock file beside the target.
+    var lockPath: String { targetPath + ".lock" }
+
+    private func revision(generation: UInt64, stamp: Platform.FileStamp?) -> StorageRevision {
+        guard let stamp else { return .absent }
+        return StorageRevision(
+            "g\(generation)-\(stamp.device)-\(stamp.inode)-\(stamp.size)-\(stamp.modifiedSeconds).\(stamp.modifiedNanoseconds)-\(stamp.changedSeconds).\(stamp.changedNanoseconds)"
+        )
+    }
+
+    private func generation() -> UInt64 {
+        if let descriptor = heldLock.withLock({ $0 }) {
+            return Platform.readGeneration(descriptor: descriptor)
+        }
+        return Platform.readGeneration(path: lockPath)
+    }
+
+    public func read() throws -> StoredContents {
+        let target = targetPath
+        let generation = generation()
+        guard let (bytes, stamp) = try Platform.readFile(target, limit: maxFileSize) else {
+            return StoredContents(bytes: nil, revision: .absent)
+        }
+        return StoredContents(bytes: bytes, revision: revision(generation: generation, stamp: stamp))
+    }
+
+    public func currentRevision() throws -> StorageRevision {
+        let target = targetPath
+        let generation = generation()
+        guard let stamp = try Platform.fileStamp(target) else { return .absent }
+        if stamp.isDirectory {
+            throw Platform.ioError("read", target, code: EISDIR)
+        }
+        return revision(generation: generation, stamp: stamp)
+    }
+
+    public func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
+        if heldLock.withLock({ $0 }) != nil { return try body() }
+        let lockPath = lockPath
+        try Platform.makeDirectories(Platform.parentDirectory(of: lockPath))
+        let descriptor = try Platform.lockExclusively(lockPath)
+        heldLock.withLock { $0 = descriptor }
+        defer {
+            heldLock.withLock { $0 = nil }
+            Platform.unlock(descriptor)
+        }
+        return try body()
+    }
+
+    public func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws
+        -> StorageRevision?
+    {
+        try withExclusiveAccess {
+            guard try currentRevision() == expected else { return nil }
+            let target = targetPath
+            let directory = Platform.parentDirectory(of: target)
+            let existing = try Platform.fileStamp(target)
+            let temporary = try Platform.writeTemporaryFile(
+                in: directory, prefix: Platform.lastComponent(of: target), bytes: bytes,
+                mode: existing?.mode ?? 0o600)
+            if let existing {
+                Platform.copyOwnership(to: temporary, uid: existing.uid, gid: existing.gid)
+            }
+            do {
+                try Platform.rename(temporary, target)
+            } catch {
+                Platform.unlinkQuietly(temporary)
+                throw error
+            }
+            try Platform.syncDirectory(directory)
+            let generation = try bumpGeneration()
+            return revision(generation: generation, stamp: try Platform.fileStamp(target))
+        }
+    }
+
+    private func bumpGeneration() throws -> UInt64 {
+        guard let descriptor = heldLock.withLock({ $0 }) else { return 0 }
+        let next = Platform.readGeneration(descriptor: descriptor) &+ 1
+        try Platform.writeGeneration(next, descriptor: descriptor, path: lockPath)
+        return next
+    }
+
+    public func setAsideCorrupt(stamp: String) throws -> String {
+        try withExclusiveAccess {
+            let target = targetPath
+            let place = target + ".corrupt-" + stamp
+            try Platform.rename(target, place)
+            try Platform.syncDirectory(Platform.parentDirectory(of: target))
+            _ = try bumpGeneration()
+            return place
+        }
+    }
+
+    public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
+        try FileWatcher.start(path: targetPath, onChange: onChange)
+    }
+}

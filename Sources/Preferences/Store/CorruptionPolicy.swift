@@ -1,0 +1,31 @@
+/// What the store does with a file that is not a valid preferences file
+/// (SPEC S8): not JSON, the wrong envelope, an unknown format, or over the
+/// limits. No policy destroys the bad bytes; I/O errors are never treated
+/// as corruption.
+///
+/// ```swift
+/// let store = try await PreferencesStore(fileURL: url, corruption: .backupAndReset)
+/// ```
+public struct CorruptionPolicy: Sendable {
+    enum Action: Sendable {
+        case fail
+        case backupAndReset
+        case replace(@Sendable (PreferencesError) -> [String: PreferenceValue])
+    }
+
+    let action: Action
+
+    /// Throw ``PreferencesError/corrupted(file:reason:)`` and touch nothing (the default).
+    public static let fail = CorruptionPolicy(action: .fail)
+
+    /// Rename the bad file to `<name>.corrupt-<UTC timestamp>` and start empty.
+    public static let backupAndReset = CorruptionPolicy(action: .backupAndReset)
+
+    /// Rename the bad file as ``backupAndReset`` does, then store the values
+    /// `makeValues` returns (it receives the corruption error).
+    public static func replace(
+        _ makeValues: @escaping @Sendable (PreferencesError) -> [String: PreferenceValue]
+    ) -> CorruptionPolicy {
+        CorruptionPolicy(action: .replace(makeValues))
+    }
+}

@@ -1,0 +1,33 @@
+/// Size limits that protect a process from oversized or hostile files (SPEC S11).
+///
+/// A file over the limits is treated as corrupt when read; a write that would
+/// exceed them fails with ``PreferencesError/limitExceeded(file:reason:)`` and
+/// changes nothing.
+///
+/// ```swift
+/// var limits = PreferencesLimits()
+/// limits.maxFileSize = 1 << 20
+/// let store = try await PreferencesStore(fileURL: url, limits: limits)
+/// ```
+public struct PreferencesLimits: Sendable, Equatable {
+    /// The largest file the store reads or writes, in bytes (16 MiB).
+    public var maxFileSize: Int = 16 << 20
+    /// The deepest nesting of arrays and objects inside a value (64).
+    public var maxDepth: Int = 64
+    /// The longest key, in bytes of UTF-8 (1 KiB).
+    public var maxKeyLength: Int = 1024
+
+    public init() {}
+
+    /// Why `key` cannot be stored, or nil when it can.
+    func problem(withKey key: String) -> String? {
+        if key.isEmpty { return "keys may not be empty" }
+        if key.utf8.count > maxKeyLength {
+            return "key is \(key.utf8.count) bytes, over the limit of \(maxKeyLength)"
+        }
+        if key.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) }) {
+            return "keys may not contain control characters"
+        }
+        return nil
+    }
+}

@@ -1,0 +1,55 @@
+import Synchronization
+
+extension PreferencesStore {
+    /// The key's value now, then each new distinct value (SPEC §8).
+    ///
+    /// Writes by this process are delivered before the write returns; writes
+    /// by other processes (another instance, `prefs set`, an editor) are
+    /// noticed by watching the file while at least one feed is active. A
+    /// slow consumer skips intermediate values but always ends on the latest.
+    /// Ending the loop or cancelling its task ends the subscription.
+    ///
+    /// ```swift
+    /// for await zoom in store.changes(.mapZoom) {
+    ///     map.setZoom(zoom)
+    /// }
+    /// ```
+    public func changes<Value>(_ key: PreferenceKey<Value>) -> AsyncStream<Value> {
+        let name = key.name
+        return makeFeed(distinctBy: { snapshot in snapshot.values[name] }) { snapshot in snapshot[key] }
+    }
+
+    /// The whole state now, then each new distinct state.
+    public func changes() -> AsyncStream<PreferencesSnapshot> {
+        makeFeed(distinctBy: nil as (@Sendable (PreferencesSnapshot) -> Int)?) { $0 }
+    }
+
+    /// A feed of `transform(snapshot)` for each new state, skipping states
+    /// whose `distinctBy` value is unchanged (every new state counts when nil).
+    func makeFeed<Element: Sendable, Identity: Equatable & Sendable>(
+        distinctBy identity: (@Sendable (PreferencesSnapshot) -> Identity)?,
+        transform: @escaping @Sendable (PreferencesSnapshot) -> Element
+    ) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream<Element>.makeStream(
+            bufferingPolicy: .bufferingNewest(1))
+        let last = Mutex<(generation: UInt64, identity: Identity?)?>(nil)
+        let core = self.core
+        let id = core.subscribe { snapshot, generation in
+            let current = identity?(snapshot)
+            // Yield under the lock so deliveries from two threads stay in order.
+            last.withLock { last in
+                if let previous = last {
+                    if generation <= previous.generation { return }
+                    if identity != nil && previous.identity == current {
+                        last = (generation, current)
+                        return
+                    }
+                }
+                last = (generation, current)
+                continuation.yield(transform(snapshot))
+            }
+        }
+        continuation.onTermination = { _ in core.unsubscribe(id) }
+        return stream
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import Synchronization
+
+/// A typed, durable, observable key-value store backed by one JSON file.
+///
+/// Reads are synchronous and come from memory (S1). Writes are `async` and
+/// return once the new state is on disk (S2). Every writer, in this process
+/// or another (including the `prefs` tool), takes the file's lock and
+/// re-reads before it writes (S3), so no write is lost.
+///
+/// ```swift
+/// extension PreferenceKeys {
+///     static let darkMode = PreferenceKey<Bool>("dark_mode", default: false)
+/// }
+///
+/// let store = try await PreferencesStore(suite: "com.example.app")
+/// if store[.darkMode] { … }
+/// try await store.set(.darkMode, true)
+/// for await dark in store.changes(.darkMode) { applyTheme(dark) }
+/// ```
+///
+/// Handles opened on the same file in one process share one state (S9).
+/// Reads see writes made by other processes while a change feed is active
+/// (``changes()``) and after ``reload()``; every write re-reads the file
+/// first, so a write never overwrites another process's change.
+public final class PreferencesStore: Sendable {
+    let core: StoreCore
+
+    /// Opens the store in the file at `fileURL`, running pending `migrations`
+    /// before the first read (SPEC §6).
+    ///
+    /// A missing file is an empty store; its directory is created (mode
+    /// 0700) on the first write.
+    ///
+    /// - Parameters:
+    ///   - migrations: run in order while opening; see ``PreferencesMigration``.
+    ///   - corruption: what to do with a file that is not a valid preferences file.
+    ///   - limits: size limits for the file, keys and nesting.
+    /// - Throws: ``PreferencesError/corrupted(file:reason:)`` (with `.fail`),
+    ///   ``PreferencesError/io(operation:path:code:message:)``, or a migration's error.
+    public convenience init(
+        fileURL: URL, migrations: [any PreferencesMigration] = [],
+        corruption: CorruptionPolicy = .fail, limits: PreferencesLimits = PreferencesLimits()
+    ) async throws {
+        try await self.init(
+            storage: FileStorage(fileURL: fileURL, maxFileSize: limits.maxFileSize),
+            migrations: migrations, corruption: corruption, limits: limits)
+    }
+
+    /// Opens the named suite at its standard location (see ``PreferencesLocation``).
+    public convenience init(
+        suite: String, migrations: [any PreferencesMigration] = [],
+        corruption: CorruptionPolicy = .fail, limits: PreferencesLimits = PreferencesLimits()
+    ) async throws {
+        try await self.init(
+            fileURL: PreferencesLocation.fileURL(suite: suite), migrations: migrations,
+            corruption: corruption, limits: limits)
+    }
+
+    /// Opens a store on any backend, for example ``InMemoryStorage`` in tests.
+    public init(
+        storage: any PreferencesStorage, migrations: [any PreferencesMigration] = [],
+        corruption: CorruptionPolicy = .fail, limits: PreferencesLimits = PreferencesLimits()
+    ) async throws {
+        core = StoreRegistry.core(for: storage, limits: limits, corruption: corruption)
+        try await core.open(migrations: migrations)
+    }
+
+    /// Where the data lives (a file path for the file backend).
+    public var location: String { core.storage.location }
+
+    /// The backend.
+    public var storage: any PreferencesStorage { core.storage }
+
+    // MARK: Reading
+
+    /// The key's value: the stored value, or the key's default when it is not
+    /// stored or the stored value does not decode as `Value` (S7; the
+    /// mismatch is then listed in ``problems``). Never waits on disk.
+    public subscript<Value>(key: PreferenceKey<Value>) -> Value {
+        let snapshot = core.snapshot
+        guard let stored = snapshot.values[key.name] else { return key.defaultValue }
+        do {
+            return try key.decode(stored)
+        } catch {
+            do {
+                _ = try snapshot.value(for: key)
+            } catch let error as PreferencesError {
+                core.reportMismatch(key: key.name, error: error)
+            } catch {}
+            return key.defaultValue
+        }
+    }
+
+    /// The key's value, throwing ``PreferencesError/typeMismatch(key:expected:found:)``
+    /// when the stored value does not decode as `Value`.
+    public func value<Value>(for key: PreferenceKey<Value>) throws -> Value {
+        try core.snapshot.value(for: key)
+    }
+
+    /// The whole state at this moment.
+    public var snapshot: PreferencesSnapshot { core.snapshot }
+
+    /// Things wrong that did not stop the store: stored values of the wrong
+    /// type that reads have met, a corrupt file written by another program,
+    /// a migration clean-up that failed.
+    public var problems: [PreferencesProblem] { core.problems }
+
+    /// Registers defaults for keys that have no typed declaration (read with
+    /// ``PreferencesSnapshot/value(forKey:)``). They apply to this file only
+    /// and are never written.
+    public func register(defaults: [String: PreferenceValue]) {
+        core.register(defaults: defaults)
+    }
+
+    /// Re-reads the file if another process changed it.
+    public func reload() async throws {
+        try await core.reload()
+    }
+
+    // MARK: Writing
+
+    /// Stores `value` for `key`; durable when it returns. Storing `nil` in an
+    /// optional key removes it. Storing the value already stored writes nothing.
+    public func set<Value>(_ key: PreferenceKey<Value>, _ value: Value) async throws {
+        try await core.edit { $0[key] = value }
+    }
+
+    /// Removes `key`, so its default applies again.
+    public func remove<Value>(_ key: PreferenceKey<Value>) async throws {
+        try await core.edit { $0.remove(key) }
+    }
+
+    /// Removes every stored key (the data version is kept).
+    public func clear() async throws {
+        try await core.edit { $0.removeAll() }
+    }
+
+    /// Applies `transform` atomically and durably: everything it changes is
+    /// written in one replace of the file, or nothing is.
+    ///
+    /// The transform runs on the store's queue while the file's lock is held,
+    /// on the latest state (re-read if another process changed it); keep it
+    /// short and free of side effects. If it throws, nothing is written for
+    /// it and the error is rethrown; edits by other callers are unaffected.
+    ///
+    /// ```swift
+    /// let launches = try await store.edit { prefs in
+    ///     prefs[.launchCount] += 1
+    ///     return prefs[.launchCount]
+    /// }
+    /// ```
+    @discardableResult
+    public func edit<Result: Sendable>(
+        _ transform: @escaping @Sendable (inout MutablePreferences) throws -> Result
+    ) async throws -> Result {
+        let box = ResultBox<Result>()
+        try await core.edit { preferences in
+            box.value = try transform(&preferences)
+        }
+        guard let result = box.value else { throw CancellationError() }
+        return result
+    }
+}
+
+/// Carries an edit's result out of the store's queue.
+final class ResultBox<Value: Sendable>: Sendable {
+    private let storage = Mutex<Value?>(nil)
+    var value: Value? {
+        get { storage.withLock { $0 } }
+        set { storage.withLock { $0 = newValue } }
+    }
+}
+
+/// One core per file within the process (S9).
+enum StoreRegistry {
+    private final class WeakCore: Sendable {
+        weak let core: StoreCore?
+        init(_ core: StoreCore) { self.core = core }
+    }
+
+    private static let cores = Mutex<[String: WeakCore]>([:])
+
+    static func core(
+        for storage: any PreferencesStorage, limits: PreferencesLimits, corruption: CorruptionPolicy
+    ) -> StoreCore {
+        guard let identity = storage.identity else {
+            return StoreCore(storage: storage, limits: limits, corruption: corruption)
+        }
+        return cores.withLock { cores in
+            if let existing = cores[identity]?.core { return existing }
+            cores = cores.filter { $0.value.core != nil }
+            let core = StoreCore(storage: storage, limits: limits, corruption: corruption)
+            cores[identity] = WeakCore(core)
+            return core
+        }
+    }
+}

@@ -1,0 +1,417 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The shared state behind every ``PreferencesStore`` handle on one file
+/// (SPEC S9): the in-memory snapshot that reads use, the queue of pending
+/// edits, and the subscribers of the change feed.
+///
+/// All storage I/O runs on one serial dispatch queue. Edits waiting while a
+/// write is in flight are applied together in the next write (group commit,
+/// S4); each caller still receives its own result or error.
+final class StoreCore: Sendable {
+    let storage: any PreferencesStorage
+    let limits: PreferencesLimits
+    let corruption: CorruptionPolicy
+    let queue = DispatchQueue(label: "preferences.store")
+
+    struct PendingEdit: Sendable {
+        let id: UInt64
+        let apply: @Sendable (inout MutablePreferences) throws -> Void
+        let complete: @Sendable (Result<Void, any Error>) -> Void
+    }
+
+    struct Subscriber: Sendable {
+        let deliver: @Sendable (PreferencesSnapshot, UInt64) -> Void
+    }
+
+    struct State: Sendable {
+        var snapshot = PreferencesSnapshot()
+        var revision = StorageRevision.absent
+        var generation: UInt64 = 0
+        var loaded = false
+        var pending: [PendingEdit] = []
+        var draining = false
+        var nextID: UInt64 = 0
+        var subscribers: [UInt64: Subscriber] = [:]
+        var watch: (any StorageWatch)?
+        var mismatches: [String: PreferencesProblem] = [:]
+        var fileProblems: [PreferencesProblem] = []
+        var migrationProblems: [PreferencesProblem] = []
+    }
+
+    let state = Mutex(State())
+
+    init(storage: any PreferencesStorage, limits: PreferencesLimits, corruption: CorruptionPolicy) {
+        self.storage = storage
+        self.limits = limits
+        self.corruption = corruption
+    }
+
+    var snapshot: PreferencesSnapshot { state.withLock { $0.snapshot } }
+
+    // MARK: Opening
+
+    /// Loads the file (once per core) and runs `migrations`, on the store's queue.
+    func open(migrations: [any PreferencesMigration]) async throws {
+        try await onQueue {
+            try self.loadIfNeeded()
+            if !migrations.isEmpty { try self.migrate(migrations) }
+        }
+    }
+
+    private func onQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try work() }) }
+        }
+    }
+
+    private func loadIfNeeded() throws {
+        if state.withLock({ $0.loaded }) { return }
+        let contents = try storage.read()
+        let document: StoreDocument
+        var revision = contents.revision
+        do {
+            document = try decode(contents)
+        } catch let error as PreferencesError {
+            // With `.fail` nothing is touched, not even the lock file.
+            guard case .corrupted = error else { throw error }
+            if case .fail = corruption.action { throw error }
+            (document, revision) = try storage.withExclusiveAccess {
+                // Someone may have repaired or replaced the file meanwhile.
+                let again = try storage.read()
+                if let document = try? decode(again) { return (document, again.revision) }
+                return try recover(from: error, revision: again.revision)
+            }
+        }
+        publish(document, revision: revision)
+        state.withLock { $0.loaded = true }
+    }
+
+    private func decode(_ contents: StoredContents) throws -> StoreDocument {
+        guard let bytes = contents.bytes else { return StoreDocument() }
+        return try StoreDocument.decode(bytes, file: storage.location, limits: limits)
+    }
+
+    /// Applies the corruption policy; called holding exclusive access.
+    private func recover(from error: PreferencesError, revision: StorageRevision) throws -> (
+        StoreDocument, StorageRevision
+    ) {
+        let replacement: [String: PreferenceValue]
+        switch corruption.action {
+        case .fail:
+            throw error
+        case .backupAndReset:
+            replacement = [:]
+        case .replace(let makeValues):
+            replacement = makeValues(error)
+        }
+        let place = try storage.setAsideCorrupt(stamp: Self.timestamp())
+        state.withLock {
+            $0.fileProblems = [
+                PreferencesProblem(key: nil, message: "\(error.description); the file was moved to \(place)")
+            ]
+        }
+        let document = StoreDocument(values: replacement)
+        if replacement.isEmpty { return (document, .absent) }
+        let bytes = try document.encode(file: storage.location, limits: limits)
+        guard let written = try storage.write(bytes, ifRevision: .absent) else {
+            throw PreferencesError.io(
+                operation: "replace", path: storage.location, code: 0,
+                message: "the file changed while it was being replaced")
+        }
+        return (document, written)
+    }
+
+    static func timestamp() -> String {
+        let date = ISO8601.format(Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
+        return date.filter { $0 != "-" && $0 != ":" }
+    }
+
+    // MARK: Reloading
+
+    /// Re-reads the storage if its revision moved; called on the queue.
+    /// With `applyPolicy`, a corrupt file goes through the corruption policy
+    /// (the caller holds exclusive access); without, it is reported and the
+    /// last good state kept (C6).
+    private func refreshIfChanged(applyPolicy: Bool) throws {
+        let known = state.withLock { $0.revision }
+        guard try storage.currentRevision() != known else { return }
+        let contents = try storage.read()
+        do {
+            let document = try decode(contents)
+            state.withLock { $0.fileProblems = [] }
+            publish(document, revision: contents.revision)
+        } catch let error as PreferencesError {
+            guard case .corrupted = error else { throw error }
+            if applyPolicy {
+                let (document, revision) = try recover(from: error, revision: contents.revision)
+                publish(document, revision: revision)
+            } else {
+                state.withLock {
+                    $0.fileProblems = [
+                        PreferencesProblem(
+                            key: nil, message: "\(error.description); keeping the last good values")
+                    ]
+                }
+                throw error
+            }
+        }
+    }
+
+    /// Re-reads after a change signalled by the watcher. Errors are kept as
+    /// problems; the feed and the last good state stay.
+    func reloadFromWatcher() {
+        do {
+            try refreshIfChanged(applyPolicy: false)
+        } catch let error as PreferencesError {
+            if case .corrupted = error { return }
+            state.withLock {
+                $0.fileProblems = [PreferencesProblem(key: nil, message: error.description)]
+            }
+        } catch {}
+    }
+
+    /// Re-reads the storage now (for callers without a change feed).
+    func reload() async throws {
+        try await onQueue { try self.refreshIfChanged(applyPolicy: false) }
+    }
+
+    // MARK: Publishing
+
+    private func publish(_ document: StoreDocument, revision: StorageRevision) {
+        let delivery: (PreferencesSnapshot, UInt64, [Subscriber])? = state.withLock { state in
+            state.revision = revision
+            guard document.values != state.snapshot.values || document.version != state.snapshot.version
+            else { return nil }
+            let old = state.snapshot.values
+            state.snapshot = PreferencesSnapshot(
+                values: document.values, version: document.version,
+                registeredDefaults: state.snapshot.registeredDefaults)
+            state.generation += 1
+            state.mismatches = state.mismatches.filter { key, _ in old[key] == document.values[key] }
+            return (state.snapshot, state.generation, Array(state.subscribers.values))
+        }
+        guard let (snapshot, generation, subscribers) = delivery else { return }
+        for subscriber in subscribers { subscriber.deliver(snapshot, generation) }
+    }
+
+    func register(defaults: [String: PreferenceValue]) {
+        let delivery = state.withLock { state in
+            var merged = state.snapshot.registeredDefaults
+            merged.merge(defaults) { _, new in new }
+            state.snapshot = PreferencesSnapshot(
+                values: state.snapshot.values, version: state.snapshot.version,
+                registeredDefaults: merged)
+            state.generation += 1
+            return (state.snapshot, state.generation, Array(state.subscribers.values))
+        }
+        for subscriber in delivery.2 { subscriber.deliver(delivery.0, delivery.1) }
+    }
+
+    // MARK: Problems
+
+    func reportMismatch(key: String, error: PreferencesError) {
+        state.withLock { state in
+            state.mismatches[key] = PreferencesProblem(key: key, message: error.description)
+        }
+    }
+
+    var problems: [PreferencesProblem] {
+        state.withLock { state in
+            state.fileProblems + state.migrationProblems
+                + state.mismatches.keys.sorted().compactMap { state.mismatches[$0] }
+        }
+    }
+
+    // MARK: Editing
+
+    func edit(_ apply: @escaping @Sendable (inout MutablePreferences) throws -> Void) async throws {
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<Void, any Error>) in
+                if Task.isCancelled {
+                    continuation.resume(throwing: CancellationError())
+                    return
+                }
+                let edit = PendingEdit(id: id, apply: apply) { continuation.resume(with: $0) }
+                let startDrain = state.withLock { state in
+                    state.pending.append(edit)
+                    defer { state.draining = true }
+                    return !state.draining
+                }
+                if startDrain { queue.async { self.drain() } }
+            }
+        } onCancel: {
+            // An edit not yet picked up by a write is dropped; one already in
+            // a write completes normally.
+            let dropped = state.withLock { state -> PendingEdit? in
+                guard let index = state.pending.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.pending.remove(at: index)
+            }
+            dropped?.complete(.failure(CancellationError()))
+        }
+    }
+
+    private func drain() {
+        while true {
+            let batch = state.withLock { state -> [PendingEdit] in
+                if state.pending.isEmpty {
+                    state.draining = false
+                    return []
+                }
+                defer { state.pending.removeAll() }
+                return state.pending
+            }
+            if batch.isEmpty { return }
+            let outcomes = commit(batch)
+            for (edit, outcome) in zip(batch, outcomes) { edit.complete(outcome) }
+        }
+    }
+
+    /// Applies a batch of edits in one durable write; returns each edit's outcome.
+    private func commit(_ batch: [PendingEdit]) -> [Result<Void, any Error>] {
+        var outcomes = [Result<Void, any Error>](repeating: .success(()), count: batch.count)
+        do {
+            try storage.withExclusiveAccess {
+                if !state.withLock({ $0.loaded }) { try loadIfNeeded() }
+                for _ in 0..<8 {
+                    try refreshIfChanged(applyPolicy: true)
+                    let (base, revision) = state.withLock { ($0.snapshot, $0.revision) }
+                    var working = MutablePreferences(snapshot: base, limits: limits)
+                    for index in batch.indices {
+                        let before = working
+                        do {
+                            try batch[index].apply(&working)
+                            if let failure = working.failure { throw failure }
+                            outcomes[index] = .success(())
+                        } catch {
+                            working = before
+                            outcomes[index] = .failure(error)
+                        }
+                    }
+                    // S5: an edit that changes nothing writes nothing.
+                    if working.values == base.values && working.version == base.version { return }
+                    let document = StoreDocument(values: working.values, version: working.version)
+                    let bytes = try document.encode(file: storage.location, limits: limits)
+                    if let written = try storage.write(bytes, ifRevision: revision) {
+                        publish(document, revision: written)
+                        return
+                    }
+                    // Someone wrote without the lock between our read and write: re-read, retry.
+                }
+                throw PreferencesError.io(
+                    operation: "write", path: storage.location, code: 0,
+                    message: "the file kept changing during the write; try again")
+            }
+        } catch let error as PreferencesError where batch.count > 1 && isPerEditError(error) {
+            // One edit's result was too large: give each edit its own write so
+            // only the offending one fails.
+            return batch.map { commit([$0])[0] }
+        } catch {
+            for index in outcomes.indices where (try? outcomes[index].get()) != nil {
+                outcomes[index] = .failure(error)
+            }
+        }
+        return outcomes
+    }
+
+    private func isPerEditError(_ error: PreferencesError) -> Bool {
+        if case .limitExceeded = error { return true }
+        return false
+    }
+
+    // MARK: Migrations
+
+    private func migrate(_ migrations: [any PreferencesMigration]) throws {
+        let current = snapshot
+        guard try migrations.contains(where: { try $0.shouldMigrate(current) }) else { return }
+        let ran: [any PreferencesMigration] = try storage.withExclusiveAccess {
+            try refreshIfChanged(applyPolicy: true)
+            let (base, revision) = state.withLock { ($0.snapshot, $0.revision) }
+            var working = MutablePreferences(snapshot: base, limits: limits)
+            var ran: [any PreferencesMigration] = []
+            for migration in migrations where try migration.shouldMigrate(working.snapshot) {
+                do {
+                    try migration.migrate(&working)
+                    if let failure = working.failure { throw failure }
+                } catch let error as PreferencesError {
+                    throw error
+                } catch {
+                    throw PreferencesError.migrationFailed(step: migration.name, reason: "\(error)")
+                }
+                ran.append(migration)
+            }
+            if working.values != base.values || working.version != base.version {
+                let document = StoreDocument(values: working.values, version: working.version)
+                let bytes = try document.encode(file: storage.location, limits: limits)
+                guard let written = try storage.write(bytes, ifRevision: revision) else {
+                    throw PreferencesError.io(
+                        operation: "migrate", path: storage.location, code: 0,
+                        message: "the file changed during the migration; open again")
+                }
+                publish(document, revision: written)
+            }
+            return ran
+        }
+        var problems: [PreferencesProblem] = []
+        for migration in ran {
+            do {
+                try migration.cleanUp()
+            } catch {
+                problems.append(
+                    PreferencesProblem(
+                        key: nil, message: "clean-up of migration '\(migration.name)' failed: \(error)"))
+            }
+        }
+        state.withLock { $0.migrationProblems = problems }
+    }
+
+    // MARK: Subscribers
+
+    /// Registers a subscriber, delivers the current state to it, and starts
+    /// the watcher for the first one. Returns the id for ``unsubscribe(_:)``.
+    func subscribe(_ deliver: @escaping @Sendable (PreferencesSnapshot, UInt64) -> Void) -> UInt64 {
+        let (id, snapshot, generation, first) = state.withLock { state in
+            state.nextID += 1
+            state.subscribers[state.nextID] = Subscriber(deliver: deliver)
+            return (state.nextID, state.snapshot, state.generation, state.subscribers.count == 1)
+        }
+        deliver(snapshot, generation)
+        if first { startWatching() }
+        return id
+    }
+
+    func unsubscribe(_ id: UInt64) {
+        let watch = state.withLock { state -> (any StorageWatch)? in
+            state.subscribers[id] = nil
+            guard state.subscribers.isEmpty else { return nil }
+            defer { state.watch = nil }
+            return state.watch
+        }
+        watch?.cancel()
+    }
+
+    private func startWatching() {
+        let watch = try? storage.watch { [weak self] in
+            guard let self else { return }
+            self.queue.async { self.reloadFromWatcher() }
+        }
+        let stale = state.withLock { state -> (any StorageWatch)? in
+            // Subscribers may all have gone while the watch was starting.
+            if state.subscribers.isEmpty || state.watch != nil { return watch }
+            state.watch = watch
+            return nil
+        }
+        stale?.cancel()
+        // Catch a write that happened before the watch began.
+        queue.async { self.reloadFromWatcher() }
+    }
+
+    var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    var isWatching: Bool { state.withLock { $0.watch != nil } }
+}

@@ -1,0 +1,103 @@
+import Foundation
+
+/// Dates in the file are ISO 8601 UTC strings (SPEC §5).
+///
+/// The writer uses as few fractional digits as reproduce the `Date` exactly,
+/// so a date read back equals the date written: `2026-11-29T16:11:08Z`, or
+/// `2026-11-29T16:11:08.25Z`. The reader also accepts `±HH:MM` offsets.
+enum ISO8601 {
+    private static let referenceOffset: Int64 = 978_307_200  // 1970 → 2001
+
+    static func format(_ date: Date) -> String {
+        let reference = date.timeIntervalSinceReferenceDate
+        guard reference.isFinite else { return "1970-01-01T00:00:00Z" }
+        let whole = reference.rounded(.down)
+        let fraction = reference - whole
+        let seconds = Int64(whole) + referenceOffset
+        let stem = stemText(seconds)
+        if fraction == 0 { return stem + "Z" }
+        var power = 1.0
+        for digits in 1...17 {
+            power *= 10
+            let scaled = (fraction * power).rounded()
+            if scaled >= power { continue }
+            var text = String(Int64(scaled))
+            text = String(repeating: "0", count: digits - text.count) + text
+            if let parsed = fractionValue(text), whole + parsed == reference {
+                while text.hasSuffix("0") { text.removeLast() }
+                return stem + "." + text + "Z"
+            }
+        }
+        return stem + "Z"
+    }
+
+    private static func stemText(_ seconds: Int64) -> String {
+        let parts = Platform.utcComponents(seconds)
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        var year = String(parts.year)
+        if parts.year >= 0 && parts.year < 1000 {
+            year = String(repeating: "0", count: 4 - year.count) + year
+        }
+        return
+            "\(year)-\(two(parts.month))-\(two(parts.day))T\(two(parts.hour)):\(two(parts.minute)):\(two(parts.second))"
+    }
+
+    private static func fractionValue(_ digits: String) -> Double? {
+        Double("0." + digits)
+    }
+
+    static func parse(_ text: String) -> Date? {
+        let bytes = Array(text.utf8)
+        var index = 0
+        func number(_ count: Int) -> Int? {
+            guard index + count <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[index..<index + count] {
+                guard byte >= 0x30 && byte <= 0x39 else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            index += count
+            return value
+        }
+        func expect(_ character: UInt8) -> Bool {
+            guard index < bytes.count, bytes[index] == character else { return false }
+            index += 1
+            return true
+        }
+        guard let year = number(4), expect(0x2D), let month = number(2), expect(0x2D),
+            let day = number(2), index < bytes.count, bytes[index] | 0x20 == 0x74
+        else { return nil }
+        index += 1
+        guard let hour = number(2), expect(0x3A), let minute = number(2), expect(0x3A),
+            let second = number(2)
+        else { return nil }
+        guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60,
+            second < 61
+        else { return nil }
+        var fraction = 0.0
+        if expect(0x2E) {
+            let start = index
+            while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 { index += 1 }
+            guard index > start,
+                let value = fractionValue(String(decoding: bytes[start..<index], as: UTF8.self))
+            else { return nil }
+            fraction = value
+        }
+        var offset = 0
+        if expect(UInt8(ascii: "Z")) || expect(UInt8(ascii: "z")) {
+        } else if index < bytes.count, bytes[index] == 0x2B || bytes[index] == 0x2D {
+            let sign = bytes[index] == 0x2D ? -1 : 1
+            index += 1
+            guard let hours = number(2), expect(0x3A), let minutes = number(2) else { return nil }
+            offset = sign * (hours * 3600 + minutes * 60)
+        } else {
+            return nil
+        }
+        guard index == bytes.count else { return nil }
+        let seconds =
+            Platform.utcSeconds(
+                year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+            - Int64(offset)
+        return Date(timeIntervalSinceReferenceDate: Double(seconds - referenceOffset) + fraction)
+    }
+}

@@ -1,0 +1,233 @@
+import Foundation
+import Testing
+
+@testable import Preferences
+
+@Suite struct StoreBasicsTests {
+    @Test func missingFileIsAnEmptyStoreWithDefaults() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await PreferencesStore(fileURL: directory.file("none.json"))
+        #expect(store[.darkMode] == false)
+        #expect(store[.language] == "en")
+        #expect(store.snapshot.values.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: directory.file("none.json").path))
+    }
+
+    @Test func setIsOnDiskWhenItReturnsInTheDocumentedFormat() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.darkMode, true)
+        try await store.set(.language, "fr")
+        #expect(
+            contents(url) == """
+                {
+                  "format" : 1,
+                  "values" : {
+                    "dark_mode" : true,
+                    "language" : "fr"
+                  },
+                  "version" : 0
+                }
+
+                """)
+        #expect(store[.darkMode] == true)
+    }
+
+    @Test func defaultsAreNeverWrittenAndRemoveBringsThemBack() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.mapZoom, 15)
+        #expect(!(contents(url) ?? "").contains("language"))
+        try await store.remove(.mapZoom)
+        #expect(store[.mapZoom] == 14)
+        #expect(!(contents(url) ?? "").contains("map_zoom"))
+        // A new default in code applies to everyone who never set the key.
+        let newDefault = PreferenceKey<Double>("map_zoom", default: 12)
+        #expect(store[newDefault] == 12)
+    }
+
+    @Test func editIsOneAtomicWriteAndReturnsItsResult() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        let result = try await store.edit { prefs in
+            prefs[.darkMode] = true
+            prefs[.mapZoom] = 15
+            prefs[.counter] += 2
+            return prefs[.counter]
+        }
+        #expect(result == 2)
+        let reopened = try StoreDocument.decode(
+            Array(try Data(contentsOf: url)), file: url.path, limits: PreferencesLimits())
+        #expect(reopened.values == ["dark_mode": true, "map_zoom": 15.0, "counter": 2])
+    }
+
+    @Test func clearRemovesEveryKey() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
+        try await store.edit { prefs in
+            prefs[.darkMode] = true
+            prefs[.language] = "de"
+        }
+        try await store.clear()
+        #expect(store.snapshot.values.isEmpty)
+        #expect(store[.language] == "en")
+    }
+
+    @Test func aThrowingTransformWritesNothing() async throws {
+        struct Refused: Error {}
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.counter, 1)
+        let before = try identity(url)
+        await #expect(throws: Refused.self) {
+            try await store.edit { prefs in
+                prefs[.counter] = 99
+                throw Refused()
+            }
+        }
+        #expect(store[.counter] == 1)
+        #expect(try identity(url) == before)
+    }
+
+    @Test func anEditThatChangesNothingLeavesTheFileAlone() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.language, "fr")
+        let before = try identity(url)
+        let bytes = contents(url)
+        try await store.set(.language, "fr")
+        try await store.edit { $0[.language] = "fr" }
+        try await store.remove(.darkMode)
+        #expect(try identity(url) == before)
+        #expect(contents(url) == bytes)
+    }
+
+    @Test func readDuringASlowEditSeesTheOldValue() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
+        try await store.set(.counter, 1)
+        let (started, startedContinuation) = AsyncStream<Void>.makeStream()
+        let release = DispatchSemaphore(value: 0)
+        let edit = Task {
+            try await store.edit { prefs in
+                prefs[.counter] = 2
+                startedContinuation.yield()
+                release.wait()
+            }
+        }
+        var iterator = started.makeAsyncIterator()
+        _ = await iterator.next()
+        #expect(store[.counter] == 1)
+        release.signal()
+        try await edit.value
+        #expect(store[.counter] == 2)
+    }
+
+    @Test func twoHandlesOnOneFileShareOneState() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let first = try await PreferencesStore(fileURL: url)
+        let second = try await PreferencesStore(fileURL: url)
+        try await first.set(.language, "fr")
+        #expect(second[.language] == "fr")
+        async let a: Void = first.edit { $0[.counter] += 1 }
+        async let b: Void = second.edit { $0[.counter] += 1 }
+        _ = try await (a, b)
+        #expect(first[.counter] == 2)
+        #expect(second[.counter] == 2)
+    }
+
+    @Test func symlinkedFileIsFollowedAndTheLinkKept() async throws {
+        let directory = try TemporaryDirectory()
+        let target = directory.file("real.json")
+        let link = directory.file("link.json")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+        let store = try await PreferencesStore(fileURL: link)
+        try await store.set(.darkMode, true)
+        let attributes = try FileManager.default.attributesOfItem(atPath: link.path)
+        #expect(attributes[.type] as? FileAttributeType == .typeSymbolicLink)
+        #expect(contents(target)?.contains("\"dark_mode\" : true") == true)
+        // The same file through its real name is the same state.
+        let direct = try await PreferencesStore(fileURL: target)
+        #expect(direct[.darkMode] == true)
+    }
+
+    @Test func missingParentDirectoriesAreCreatedPrivate() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.url.appendingPathComponent("a/b/prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.darkMode, true)
+        #expect(try permissions(directory.url.appendingPathComponent("a")) == 0o700)
+        #expect(try permissions(directory.url.appendingPathComponent("a/b")) == 0o700)
+        #expect(try permissions(url) == 0o600)
+    }
+
+    @Test func filesAre0600AndNoTemporaryFilesAreLeft() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        for value in 0..<20 { try await store.set(.counter, value) }
+        #expect(try permissions(url) == 0o600)
+        #expect(try permissions(directory.file("prefs.json.lock")) == 0o600)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        #expect(names == ["prefs.json", "prefs.json.lock"])
+    }
+
+    @Test func aDirectoryWhereTheFileShouldBeIsAnIOError() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+        await #expect {
+            _ = try await PreferencesStore(fileURL: url)
+        } throws: { error in
+            guard case PreferencesError.io(_, let path, let code, _) = error else { return false }
+            return path == url.path && code == EISDIR
+        }
+    }
+
+    @Test func suiteNamesResolveAndCannotEscape() throws {
+        let environment = ["PREFS_HOME": "/srv/prefs", "XDG_CONFIG_HOME": "/x", "HOME": "/home/u"]
+        #expect(
+            try PreferencesLocation.fileURL(suite: "com.example.app", environment: environment).path
+                == "/srv/prefs/com.example.app.json")
+        #expect(
+            try PreferencesLocation.fileURL(suite: "default", environment: ["XDG_CONFIG_HOME": "/x"])
+                .path == "/x/prefs/default.json")
+        #if !canImport(Darwin)
+            #expect(
+                try PreferencesLocation.fileURL(suite: "s", environment: ["HOME": "/home/u"]).path
+                    == "/home/u/.config/prefs/s.json")
+        #endif
+        for bad in ["", ".hidden", "../etc/passwd", "a/b", "name with space", "ü"] {
+            #expect(throws: PreferencesError.invalidSuiteName(bad)) {
+                try PreferencesLocation.fileURL(suite: bad, environment: environment)
+            }
+        }
+    }
+
+    @Test func registeredDefaultsApplyToUntypedKeysAndAreNotWritten() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        store.register(defaults: ["retries": 3])
+        #expect(store.snapshot.value(forKey: "retries") == 3)
+        try await store.edit { $0[raw: "retries"] = 5 }
+        #expect(store.snapshot.value(forKey: "retries") == 5)
+        try await store.edit { $0[raw: "retries"] = nil }
+        #expect(store.snapshot.value(forKey: "retries") == 3)
+        #expect(!(contents(url) ?? "").contains("retries"))
+    }
+
+    @Test func inMemoryBackendWorksForTests() async throws {
+        let storage = InMemoryStorage()
+        let store = try await PreferencesStore(storage: storage)
+        try await store.set(.language, "it")
+        #expect(store[.language] == "it")
+        #expect(String(decoding: storage.bytes ?? [], as: UTF8.self).contains("\"language\" : \"it\""))
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Preferences
+
+/// Wraps a backend and counts its writes.
+final class CountingStorage: PreferencesStorage {
+    let base: any PreferencesStorage
+    let writes = Atomic<Int>(0)
+    init(_ base: any PreferencesStorage) { self.base = base }
+    var location: String { base.location }
+    var identity: String? { nil }
+    func read() throws -> StoredContents { try base.read() }
+    func currentRevision() throws -> StorageRevision { try base.currentRevision() }
+    func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws -> StorageRevision? {
+        writes.add(1, ordering: .relaxed)
+        return try base.write(bytes, ifRevision: expected)
+    }
+    func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
+        try base.withExclusiveAccess(body)
+    }
+    func setAsideCorrupt(stamp: String) throws -> String { try base.setAsideCorrupt(stamp: stamp) }
+    func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
+        try base.watch(onChange)
+    }
+}
+
+@Suite struct StoreConcurrencyTests {
+    @Test func concurrentSetsShareWritesAndAllLand() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let storage = CountingStorage(FileStorage(fileURL: url))
+        let store = try await PreferencesStore(storage: storage)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<1000 {
+                group.addTask { try await store.edit { $0[raw: "k\(index)"] = .int(Int64(index)) } }
+            }
+            try await group.waitForAll()
+        }
+        #expect(store.snapshot.values.count == 1000)
+        let writes = storage.writes.load(ordering: .relaxed)
+        #expect(writes < 1000, "group commit should coalesce: \(writes) writes for 1000 sets")
+        let reopened = try StoreDocument.decode(
+            Array(try Data(contentsOf: url)), file: url.path, limits: PreferencesLimits())
+        #expect(reopened.values.count == 1000)
+    }
+
+    @Test func incrementsWithAConcurrentReaderNeverGoDown() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
+        let reader = Task {
+            var last = 0
+            var wentDown = false
+            while !Task.isCancelled {
+                let value = store[.counter]
+                if value < last { wentDown = true }
+                last = value
+                await Task.yield()
+            }
+            return wentDown
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<10 {
+                group.addTask { for _ in 0..<100 { try await store.edit { $0[.counter] += 1 } } }
+            }
+            try await group.waitForAll()
+        }
+        reader.cancel()
+        #expect(await reader.value == false)
+        #expect(store[.counter] == 1000)
+    }
+
+    @Test func acknowledgedSetSurvivesKillNine() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let child = try RunningProcess("prefs-harness", ["set", url.path, "counter", "4242"])
+        #expect(child.readLine() == "ok")
+        child.kill(SIGKILL)
+        _ = child.wait()
+        let store = try await PreferencesStore(fileURL: url)
+        #expect(store[.counter] == 4242)
+    }
+
+    @Test func fourProcessesIncrementingLoseNothing() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let children = try (0..<4).map { _ in
+            try RunningProcess("prefs-harness", ["increment", url.path, "counter", "200"])
+        }
+        for child in children {
+            #expect(child.readLine() == "done")
+            #expect(child.wait() == 0)
+        }
+        let store = try await PreferencesStore(fileURL: url)
+        #expect(store[.counter] == 800)
+    }
+
+    @Test func processesAndThisProcessIncrementTogether() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        let children = try (0..<2).map { _ in
+            try RunningProcess("prefs-harness", ["increment", url.path, "counter", "150"])
+        }
+        for _ in 0..<150 { try await store.edit { $0[.counter] += 1 } }
+        for child in children { #expect(child.wait() == 0) }
+        try await store.edit { $0[.counter] += 0 }
+        #expect(store[.counter] == 450)
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+@testable import Preferences
+
+/// Real faults on real file systems: a read-only mount and a full one.
+@Suite(.enabled(if: canMountTmpfs, "\(TmpfsMount.unavailableReason)"))
+struct StoreFaultTests {
+    @Test func readOnlyDirectoryIsAnIOErrorAndReadsStillWork() async throws {
+        let mount = try #require(TmpfsMount(size: "1m"))
+        let url = mount.url.appendingPathComponent("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.language, "fr")
+        try mount.remount(readOnly: true)
+        await #expect {
+            try await store.set(.language, "de")
+        } throws: { error in
+            guard case PreferencesError.io(_, _, let code, let message) = error else { return false }
+            return code == EROFS && !message.isEmpty
+        }
+        #expect(store[.language] == "fr")
+        // A fresh process can still open and read the file.
+        let reader = try await PreferencesStore(storage: FileStorage(fileURL: url))
+        #expect(reader[.language] == "fr")
+        // Once the fault is gone the same store writes again.
+        try mount.remount(readOnly: false)
+        try await store.set(.language, "de")
+        #expect(store[.language] == "de")
+        #expect(contents(url)?.contains("\"de\"") == true)
+    }
+
+    @Test func diskFullFailsTheWriteAndKeepsTheOldFile() async throws {
+        let mount = try #require(TmpfsMount(size: "64k"))
+        let url = mount.url.appendingPathComponent("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.language, "fr")
+        let before = contents(url)
+        await #expect {
+            try await store.edit { $0[raw: "big"] = .string(String(repeating: "x", count: 200_000)) }
+        } throws: { error in
+            guard case PreferencesError.io(_, _, let code, _) = error else { return false }
+            return code == ENOSPC
+        }
+        #expect(contents(url) == before)
+        #expect(store.snapshot.values["big"] == nil)
+        let names = try FileManager.default.contentsOfDirectory(atPath: mount.url.path).sorted()
+        #expect(names == ["prefs.json", "prefs.json.lock"])
+        try await store.set(.language, "de")
+        #expect(store[.language] == "de")
+    }
+
+    @Test func anotherUserWithoutPermissionGetsAnIOError() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.counter, 1)
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return }
+        // The temp directory's parent must be reachable by the other user.
+        _ = try runTool("/bin/chmod", ["0755", directory.path])
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = [
+            "--reuid=65534", "--regid=65534", "--clear-groups", productURL("prefs-harness").path,
+            "increment", url.path, "counter", "1",
+        ]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 1)
+        #expect(message.contains("Permission denied"), "\(message)")
+        #expect(store[.counter] == 1)
+        #expect(contents(url)?.contains("\"counter\" : 1") == true)
+    }
+}
