@@ -146,12 +146,16 @@ struct BinaryPropertyList {
             guard marker == 0x33 else { throw error("invalid date marker\(at(path))") }
             try require(offset + 1, 8, "a date")
             let seconds = Double(bitPattern: unsigned(at: offset + 1, size: 8))
-            // Seconds since 2001-01-01; Apple's XML writer keeps whole seconds.
-            let unix = (seconds + 978_307_200).rounded(.down)
-            guard unix.isFinite, abs(unix) < 1e15 else {
+            // Seconds since 2001-01-01, to the nearest microsecond (as
+            // plistlib and Foundation's Date keep it).
+            let micros = (seconds * 1_000_000).rounded()
+            guard micros.isFinite, abs(micros) < 9e18 else {
                 throw error("date\(at(path)) is out of range")
             }
-            return .string(PropertyListParser.isoDate(unixSeconds: Int64(unix)))
+            let total = Int64(micros) + 978_307_200 * 1_000_000
+            let (whole, fraction) = total.quotientAndRemainder(dividingBy: 1_000_000)
+            let (unix, micro) = fraction < 0 ? (whole - 1, fraction + 1_000_000) : (whole, fraction)
+            return .string(PropertyListParser.isoDate(unixSeconds: unix, microseconds: micro))
         case 0x4:
             let (length, start) = try count(marker: offset)
             try require(start, length, "data")

@@ -7,8 +7,10 @@ import Foundation
 /// `PropertyListSerialization`, whose Linux build differs from Apple's in
 /// what it accepts and silently turns integers beyond `Int64` and keyed
 /// archive UIDs into other types. The root must be a dictionary; a date
-/// becomes an ISO 8601 UTC string (whole seconds, as Apple's XML writer
-/// keeps them) and data a base64 string. Integers beyond `Int64` and UIDs
+/// becomes an ISO 8601 UTC string (`2004-10-26T10:33:33Z`; a binary date
+/// with a fraction of a second keeps it to the microsecond,
+/// `2026-04-22T08:23:15.697223Z`, as Python's plistlib reads it) and data a
+/// base64 string. Integers beyond `Int64` and UIDs
 /// cannot be stored: they are an error naming the key path (`a.b[2].c`).
 enum PropertyListParser {
     /// Parses an XML or binary property list whose root is a dictionary.
@@ -39,8 +41,8 @@ enum PropertyListParser {
     }
 
     /// The UTC calendar date of `seconds` since 1970 as `2004-10-26T10:33:33Z`,
-    /// rounded down to whole seconds.
-    static func isoDate(unixSeconds seconds: Int64) -> String {
+    /// with six fraction digits when `microseconds` is not 0.
+    static func isoDate(unixSeconds seconds: Int64, microseconds: Int64 = 0) -> String {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
         // Days to civil date (proleptic Gregorian), after Howard Hinnant.
@@ -60,7 +62,8 @@ enum PropertyListParser {
                 + text
         }
         return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):"
-            + "\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))Z"
+            + "\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
+            + (microseconds == 0 ? "" : ".\(pad(microseconds, 6))") + "Z"
     }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date.

@@ -139,12 +139,14 @@ import Testing
         #expect(fromBinary == Self.sampleExpected)
     }
 
-    @Test func binaryFractionalDatesAreRoundedDownLikeXML() throws {
+    @Test func binaryDatesKeepMicroseconds() throws {
         let binary = try PropertyListSerialization.data(
             fromPropertyList: ["d": Date(timeIntervalSinceReferenceDate: -0.25)], format: .binary,
             options: 0)
         #expect(
-            try PropertyListParser.parse(Array(binary), file: "b") == ["d": "2000-12-31T23:59:59Z"])
+            try PropertyListParser.parse(Array(binary), file: "b") == [
+                "d": "2000-12-31T23:59:59.750000Z"
+            ])
     }
 
     // MARK: - Hand-encoded binary plists
