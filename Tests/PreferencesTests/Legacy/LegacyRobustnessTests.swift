@@ -101,8 +101,9 @@ import Testing
     @Test func sharedReferencesDoNotExplode() {
         // Eight nested levels of a ten-element array of the next level: 10^8 leaves.
         var objects: [[UInt8]] = [[0xD1, 1, 2], [0x51, 0x61]]
+        // Level i is object 2 + i and holds object 3 + i ten times.
         for level in 0..<8 {
-            objects.append([0xAA] + [UInt8](repeating: UInt8(3 + level), count: 10))  // level i (object 2 + i) holds object 3 + i
+            objects.append([0xAA] + [UInt8](repeating: UInt8(3 + level), count: 10))
         }
         objects.append([0x09])
         let binary = LegacyPropertyListTests.bplist(objects)
