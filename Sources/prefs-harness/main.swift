@@ -6,6 +6,10 @@
 //   prefs-harness increment FILE KEY N      N read-modify-write increments via edit
 //   prefs-harness write-loop FILE KEY       set KEY = 1, 2, 3 … forever, printing "ack N"
 //   prefs-harness watch FILE KEY N          print the first N values of KEY's feed, one per line
+//   prefs-harness set-once FILE KEY INT     set, print "ok", exit
+//   prefs-harness serve FILE                one store, driven by stdin lines:
+//                                             "set KEY INT" -> "ok" | "error io CODE …" | "error …"
+//                                             "get KEY"     -> "value INT"
 import Foundation
 import Preferences
 
@@ -63,8 +67,37 @@ struct Harness {
                 remaining -= 1
                 if remaining == 0 { break }
             }
+        case "set-once":
+            let store = try await PreferencesStore(fileURL: url)
+            try await store.set(PreferenceKey<Int>(arguments[2], default: 0), Int(arguments[3])!)
+            say("ok")
+        case "serve":
+            let store = try await PreferencesStore(fileURL: url)
+            say("ready")
+            while let line = Swift.readLine() {
+                let words = line.split(separator: " ").map(String.init)
+                guard words.count >= 2 else { continue }
+                let key = PreferenceKey<Int>(words[1], default: 0)
+                if words[0] == "get" {
+                    say("value \(store[key])")
+                    continue
+                }
+                do {
+                    try await store.set(key, Int(words[2])!)
+                    say("ok")
+                } catch let error as PreferencesError {
+                    if case .io(_, _, let code, _) = error {
+                        say("error io \(code) \(error)")
+                    } else {
+                        say("error \(error)")
+                    }
+                } catch {
+                    say("error \(error)")
+                }
+            }
         default:
-            FileHandle.standardError.write(Data("prefs-harness: unknown command \(arguments[0])\n".utf8))
+            FileHandle.standardError.write(
+                Data("prefs-harness: unknown command \(arguments[0])\n".utf8))
             exit(2)
         }
     }

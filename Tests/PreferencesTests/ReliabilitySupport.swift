@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+
+@testable import Preferences
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// How hard the reliability harnesses push: the quick mode runs in every
+/// `swift test`; `PREFS_RELIABILITY=full` (set by `scripts/reliability.sh`)
+/// runs the long version. `PREFS_RELIABILITY_SEED` repeats a run's random
+/// choices exactly.
+enum Reliability {
+    static let environment = ProcessInfo.processInfo.environment
+    static let isFull = environment["PREFS_RELIABILITY"] == "full"
+    static var kills: Int { isFull ? 1000 : 100 }
+    static let seed: UInt64 =
+        environment["PREFS_RELIABILITY_SEED"].flatMap { UInt64($0) }
+        ?? UInt64.random(in: 1...999_999)
+
+    /// One line of figures for `scripts/reliability.sh` to collect.
+    static func report(_ line: String) {
+        print("reliability: \(line)")
+    }
+}
+
+/// SplitMix64: small, seedable, the same on every platform.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}
+
+/// The stored integer of `key` in the file at `url`, read strictly as the
+/// store's decoder reads it (a file that does not decode throws).
+func storedInteger(_ key: String, in url: URL) throws -> Int64? {
+    let bytes = Array(try Data(contentsOf: url))
+    let document = try StoreDocument.decode(bytes, file: url.path, limits: PreferencesLimits())
+    guard let value = document.values[key] else { return nil }
+    guard case .int(let number) = value else {
+        Issue.record("\(key) holds \(value.jsonText), not an integer")
+        return nil
+    }
+    return number
+}
+
+/// A `prefs-harness serve` child: one long-lived store in another process,
+/// driven line by line, optionally running as another user.
+final class ServedStore {
+    let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private var buffer = Data()
+
+    /// Starts the child on `url`; with `user`, as that uid and gid (via setpriv).
+    init(_ url: URL, user: UInt32? = nil) throws {
+        let harness = productURL("prefs-harness").path
+        if let user {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = [
+                "--reuid=\(user)", "--regid=\(user)", "--clear-groups", harness, "serve", url.path,
+            ]
+        } else {
+            process.executableURL = URL(fileURLWithPath: harness)
+            process.arguments = ["serve", url.path]
+        }
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.standardError
+        try process.run()
+        let first = readLine()
+        guard first == "ready" else {
+            throw PreferencesError.io(
+                operation: "start", path: harness, code: 0,
+                message: "child said \(first ?? "nothing")")
+        }
+    }
+
+    /// Sends one command and returns the child's answer.
+    func send(_ command: String) -> String {
+        input.fileHandleForWriting.write(Data((command + "\n").utf8))
+        return readLine() ?? "<no answer>"
+    }
+
+    /// The errno of an `error io CODE …` answer, or nil for any other answer.
+    static func ioCode(_ answer: String) -> Int32? {
+        let words = answer.split(separator: " ")
+        guard words.count >= 3, words[0] == "error", words[1] == "io" else { return nil }
+        return Int32(words[2])
+    }
+
+    private func readLine() -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = buffer[buffer.startIndex..<newline]
+                buffer.removeSubrange(buffer.startIndex...newline)
+                return String(decoding: line, as: UTF8.self)
+            }
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { return nil }
+            buffer.append(chunk)
+        }
+    }
+
+    deinit {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+}
+
+/// Whether children can be started as another user (root with setpriv).
+let canSwitchUser: Bool =
+    getuid() == 0
+    && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+
+/// The unprivileged user the permission faults run as.
+let nobodyUser: UInt32 = 65534
+
+/// Gives `path` to `user` (the fault harness runs its child as that user).
+func giveAway(_ path: String, to user: UInt32) {
+    _ = chown(path, uid_t(user), gid_t(user))
+}
