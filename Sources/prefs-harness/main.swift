@@ -96,8 +96,7 @@ struct Harness {
                 }
             }
         default:
-            FileHandle.standardError.write(
-                Data("prefs-harness: unknown command \(arguments[0])\n".utf8))
+            FileHandle.standardError.write(Data("prefs-harness: unknown command \(arguments[0])\n".utf8))
             exit(2)
         }
     }
