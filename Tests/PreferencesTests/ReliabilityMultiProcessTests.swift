@@ -1,0 +1,85 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Preferences
+
+/// Four processes × 500 read-modify-write increments through `edit`, with
+/// `prefs set` of other keys running beside them (SPEC §10): the count is
+/// exact and every other key holds what was last set.
+@Suite struct ReliabilityMultiProcessTests {
+    static let processes = 4
+    static let increments = 500
+
+    final class Flag: Sendable {
+        let raised = Atomic<Bool>(false)
+    }
+
+    /// How other keys get set beside the incrementers: the `prefs` tool when
+    /// this build has it, else a one-shot harness child (same library calls).
+    static func sideWriter(_ url: URL) throws -> (
+        product: String, arguments: (String, Int) -> [String]
+    ) {
+        let probe = url.deletingLastPathComponent().appendingPathComponent("probe.json")
+        _ = try? run("prefs", ["--file", probe.path, "set", "probe", "1"])
+        if (try? storedInteger("probe", in: probe)) == 1 {
+            return ("prefs", { key, value in ["--file", url.path, "set", key, "\(value)"] })
+        }
+        return ("prefs-harness", { key, value in ["set-once", url.path, key, "\(value)"] })
+    }
+
+    @Test func incrementsAreExactWithOtherKeysSetBeside() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let writer = try Self.sideWriter(url)
+        let done = Flag()
+        let side = Task.detached { () -> (set: [String: Int64], count: Int, failures: [String]) in
+            var set: [String: Int64] = [:]
+            var failures: [String] = []
+            var round = 0
+            while !done.raised.load(ordering: .relaxed) || round < 5 {
+                round += 1
+                // Ten keys, each overwritten again and again; the last value must stick.
+                let key = "other_\(round % 10)"
+                let value = round * 7
+                do {
+                    let result = try run(writer.product, writer.arguments(key, value))
+                    if result.status == 0 {
+                        set[key] = Int64(value)
+                    } else {
+                        failures.append("\(key)=\(value): \(result.standardError)")
+                    }
+                } catch {
+                    failures.append("\(key)=\(value): \(error)")
+                }
+            }
+            return (set, round, failures)
+        }
+        let children = try (0..<Self.processes).map { _ in
+            try RunningProcess(
+                "prefs-harness", ["increment", url.path, "counter", "\(Self.increments)"])
+        }
+        for child in children {
+            #expect(child.readLine() == "done")
+            #expect(child.wait() == 0)
+        }
+        done.raised.store(true, ordering: .relaxed)
+        let (others, sets, failures) = await side.value
+        #expect(failures.isEmpty, "\(failures)")
+
+        let expected = Int64(Self.processes * Self.increments)
+        let counter = try storedInteger("counter", in: url)
+        #expect(counter == expected)
+        var intact = 0
+        for (key, value) in others.sorted(by: { $0.key < $1.key }) {
+            let stored = try storedInteger(key, in: url)
+            #expect(stored == value, "\(key)")
+            if stored == value { intact += 1 }
+        }
+        Reliability.report(
+            "multi-process: \(Self.processes) processes × \(Self.increments) increments = \(counter ?? -1) "
+                + "(expected \(expected)); beside them "
+                + "\(writer.product == "prefs" ? "prefs set" : "prefs-harness set-once") ran \(sets) times until they finished, "
+                + "\(intact)/\(others.count) other keys intact")
+    }
+}
