@@ -54,7 +54,7 @@ struct BinaryPropertyList {
     }
 
     private func objectOffset(_ reference: Int) throws -> Int {
-        guard reference < objectCount else {
+        guard reference >= 0, reference < objectCount else {
             throw error("object reference \(reference) is out of range")
         }
         let offset = unsigned(at: tableOffset + reference * offsetSize, size: offsetSize)
