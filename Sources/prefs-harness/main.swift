@@ -6,6 +6,8 @@
 //   prefs-harness increment FILE KEY N      N read-modify-write increments via edit
 //   prefs-harness write-loop FILE KEY       set KEY = 1, 2, 3 … forever, printing "ack N"
 //   prefs-harness watch FILE KEY N          print the first N values of KEY's feed, one per line
+//   prefs-harness migrate FILE LEGACY [rename|remove]
+//                                           print "opening", open with the migrations below, print "done"
 import Foundation
 import Preferences
 
@@ -63,6 +65,22 @@ struct Harness {
                 remaining -= 1
                 if remaining == 0 { break }
             }
+        case "migrate":
+            // The same list the migration crash test runs in process: two
+            // versioned steps on the store's own keys, then a properties import.
+            let cleanUp: LegacyImport.SourceCleanUp =
+                arguments.count > 3 && arguments[3] == "remove" ? .remove : .rename
+            let migrations: [any PreferencesMigration] = [
+                VersionedMigration(version: 1, .rename("zoom", to: "map_zoom")),
+                VersionedMigration(version: 2, .retype("map_zoom", as: .double)),
+                LegacyImport(
+                    .properties, at: URL(fileURLWithPath: arguments[2]),
+                    keys: .prefix("app.", removingPrefix: true), types: ["dark_mode": .bool],
+                    afterImport: cleanUp),
+            ]
+            say("opening")
+            _ = try await PreferencesStore(fileURL: url, migrations: migrations)
+            say("done")
         default:
             FileHandle.standardError.write(Data("prefs-harness: unknown command \(arguments[0])\n".utf8))
             exit(2)
