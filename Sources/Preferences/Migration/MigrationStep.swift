@@ -58,7 +58,7 @@ public struct MigrationStep: Sendable {
             guard let value = preferences[raw: key] else { return }
             guard let converted = type.convert(value) else {
                 throw PreferencesError.invalidValue(
-                    key: key, reason: type.mismatch(key: key, value: value))
+                    key: key, reason: "\(value.jsonText.prefix(80)) is not a valid \(type)")
             }
             preferences[raw: key] = converted == .null ? nil : converted
         }
