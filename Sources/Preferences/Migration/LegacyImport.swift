@@ -60,6 +60,8 @@ public struct LegacyImport: PreferencesMigration {
     /// An import of the source at `url` in `format`.
     ///
     /// - Parameters:
+    ///   - format: the source's format.
+    ///   - url: the legacy file (for envdir, the directory).
     ///   - encoding: for properties files: UTF-8 (default) or ISO-8859-1.
     ///   - keys: all keys (default), a list, or those with a prefix.
     ///   - renames: new names by the key's name in the source.
