@@ -298,9 +298,11 @@ final class FileWatcher: StorageWatch {
             if let previous, previous.inode == inode { return }
             if let previous { drop(previous.source) }
             fileSource.withLock { $0 = nil }
-            guard inode != nil, let descriptor = try? Platform.openForEvents(target),
-                let stamp = try? Platform.fileStamp(target)
-            else { return }
+            guard inode != nil, let descriptor = try? Platform.openForEvents(target) else { return }
+            guard let stamp = try? Platform.fileStamp(descriptor: descriptor, path: target) else {
+                Platform.closeDescriptor(descriptor)
+                return
+            }
             let source = DispatchSource.makeFileSystemObjectSource(
                 fileDescriptor: descriptor,
                 eventMask: [.write, .extend, .attrib, .delete, .rename],
