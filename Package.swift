@@ -7,11 +7,13 @@ let package = Package(
     products: [
         .library(name: "Preferences", targets: ["Preferences"]),
         .executable(name: "prefs", targets: ["prefs"]),
+        .executable(name: "prefs-bench", targets: ["prefs-bench"]),
     ],
     targets: [
         .target(name: "Preferences"),
         .target(name: "PrefsCLI", dependencies: ["Preferences"]),
         .executableTarget(name: "prefs", dependencies: ["PrefsCLI"]),
+        .executableTarget(name: "prefs-bench", dependencies: ["Preferences"]),
         // A small child program the tests and reliability harnesses start as a
         // real, separate process (crash, multi-process and fault scenarios).
         .executableTarget(name: "prefs-harness", dependencies: ["Preferences"]),

@@ -10,6 +10,9 @@ struct BinaryPropertyList {
     private var referenceSize = 0
     private var objectCount = 0
     private var tableOffset = 0
+    /// Objects left to decode: shared references could otherwise expand a
+    /// small file into an enormous tree.
+    private var budget = 1_000_000
 
     init(bytes: [UInt8], file: String) {
         self.bytes = bytes
@@ -97,10 +100,14 @@ struct BinaryPropertyList {
         }
     }
 
-    private func object(_ reference: Int, path: String, visiting: inout Set<Int>) throws
+    private mutating func object(_ reference: Int, path: String, visiting: inout Set<Int>) throws
         -> PreferenceValue
     {
         let offset = try objectOffset(reference)
+        budget -= 1
+        guard budget >= 0 else {
+            throw error("too many objects: shared references expand beyond 1,000,000 values")
+        }
         guard visiting.count < 512 else { throw error("objects nested deeper than 512\(at(path))") }
         guard visiting.insert(reference).inserted else {
             throw error("object \(reference) contains itself\(at(path))")

@@ -116,7 +116,7 @@ import Testing
         Case(
             name: "nested list",
             body: #"<list name="l"><int value="1" /><string>x</string><null /></list>"#,
-            expected: ["l": [1, "x", nil]]),
+            expected: ["l": [1, "x", .null]]),
         Case(
             name: "nested map", body: #"<map name="m"><boolean name="b" value="true" /></map>"#,
             expected: ["m": ["b": true]]),

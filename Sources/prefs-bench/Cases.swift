@@ -1,0 +1,310 @@
+import Foundation
+import Preferences
+import Synchronization
+
+/// One row of the results table.
+struct Row: Codable {
+    var id: String
+    var measure: String
+    var ours: String
+    var comparison: String
+    var ratio: Double?
+    var target: String
+    var met: Bool?
+    var detail: [String: Double] = [:]
+}
+
+extension PreferenceKeys {
+    static let benchFlag = PreferenceKey<Bool>("flag", default: false)
+    static let benchCounter = PreferenceKey<Int>("counter", default: 0)
+}
+
+/// The twenty values of a small store.
+func twentyValues() -> [String: PreferenceValue] {
+    var values: [String: PreferenceValue] = [:]
+    for index in 0..<19 { values["key_\(index)"] = .string("value number \(index)") }
+    values["flag"] = .bool(true)
+    return values
+}
+
+struct Cases {
+    let directory: URL
+    let quick: Bool
+
+    var iterations: Int { quick ? 50 : 300 }
+
+    func file(_ name: String) -> URL { directory.appendingPathComponent(name) }
+
+    func seed(_ url: URL, _ values: [String: PreferenceValue]) async throws {
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.edit { prefs in
+            for (key, value) in values { prefs[raw: key] = value }
+        }
+    }
+
+    // P1
+    func cachedRead() async throws -> Row {
+        let url = file("p1.json")
+        try await seed(url, twentyValues())
+        let store = try await PreferencesStore(fileURL: url)
+        let defaults = UserDefaults(suiteName: "prefs-bench-p1")!
+        defaults.set(true, forKey: "flag")
+        let count = quick ? 200_000 : 2_000_000
+        var ours: [Double] = []
+        var theirs: [Double] = []
+        var hits = 0
+        for _ in 0..<5 {
+            ours.append(
+                time {
+                    for _ in 0..<count where store[.benchFlag] { hits += 1 }
+                } / Double(count))
+            theirs.append(
+                time {
+                    for _ in 0..<count where defaults.bool(forKey: "flag") { hits += 1 }
+                } / Double(count))
+        }
+        precondition(hits == 10 * count)
+        let ratio = median(theirs) / median(ours)
+        return Row(
+            id: "P1", measure: "cached typed read", ours: format(nanoseconds: median(ours)),
+            comparison: "UserDefaults.bool(forKey:) \(format(nanoseconds: median(theirs)))",
+            ratio: ratio, target: "≥ 10× faster, ≤ 150 ns",
+            met: ratio >= 10 && median(ours) <= 150,
+            detail: ["ours_ns": median(ours), "userdefaults_ns": median(theirs)])
+    }
+
+    // P2
+    func durableSet() async throws -> (Row, Double) {
+        let url = file("p2.json")
+        try await seed(url, twentyValues())
+        let store = try await PreferencesStore(fileURL: url)
+        let floorURL = file("p2-floor.json")
+        let codableURL = file("p2-codable.json")
+        let defaults = UserDefaults(suiteName: "prefs-bench-p2")!
+        var ours: [Double] = []
+        var floor: [Double] = []
+        var codable: [Double] = []
+        var userDefaults: [Double] = []
+        var values = twentyValues()
+        for index in 0..<iterations {
+            ours.append(try await timeAsync { try await store.set(.benchCounter, index) })
+            values["counter"] = .int(Int64(index))
+            let bytes = Array(try Data(contentsOf: url))
+            floor.append(time { FloorWriter.replace(bytes, at: floorURL.path) })
+            let plain = values.mapValues { $0.jsonText }
+            codable.append(
+                try time {
+                    let data = try JSONEncoder().encode(plain)
+                    try data.write(to: codableURL, options: .atomic)
+                })
+            userDefaults.append(
+                time {
+                    defaults.set(index, forKey: "counter")
+                    defaults.synchronize()
+                })
+        }
+        let ratio = median(ours) / median(floor)
+        let row = Row(
+            id: "P2", measure: "one durable set, 20-key store", ours: format(nanoseconds: median(ours)),
+            comparison:
+                "floor \(format(nanoseconds: median(floor))); UserDefaults+synchronize \(format(nanoseconds: median(userDefaults))) (not durable); JSONEncoder+atomic write \(format(nanoseconds: median(codable))) (no fsync)",
+            ratio: ratio, target: "≤ 1.3× the floor", met: ratio <= 1.3,
+            detail: [
+                "ours_ns": median(ours), "floor_ns": median(floor),
+                "userdefaults_ns": median(userDefaults), "codable_ns": median(codable),
+            ])
+        return (row, median(ours))
+    }
+
+    // P3
+    func concurrentSets(oneSet: Double) async throws -> Row {
+        let url = file("p3.json")
+        try await seed(url, twentyValues())
+        let store = try await PreferencesStore(fileURL: url)
+        var samples: [Double] = []
+        for round in 0..<(quick ? 3 : 7) {
+            samples.append(
+                try await timeAsync {
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for index in 0..<1000 {
+                            group.addTask {
+                                try await store.edit { $0[raw: "c\(index)"] = .int(Int64(round)) }
+                            }
+                        }
+                        try await group.waitForAll()
+                    }
+                })
+        }
+        let ratio = median(samples) / oneSet
+        return Row(
+            id: "P3", measure: "1,000 concurrent sets", ours: format(nanoseconds: median(samples)),
+            comparison: "one set \(format(nanoseconds: oneSet))", ratio: ratio,
+            target: "≤ 10× one set", met: ratio <= 10,
+            detail: ["ours_ns": median(samples), "one_set_ns": oneSet])
+    }
+
+    /// A 10,000-key file written by the store.
+    func bigFile() async throws -> URL {
+        let url = file("big.json")
+        if FileManager.default.fileExists(atPath: url.path) { return url }
+        var values: [String: PreferenceValue] = [:]
+        for index in 0..<10_000 {
+            switch index % 4 {
+            case 0: values["setting.\(index)"] = .string("value \(index)")
+            case 1: values["setting.\(index)"] = .int(Int64(index))
+            case 2: values["setting.\(index)"] = .double(Double(index) / 7)
+            default: values["setting.\(index)"] = .bool(index % 3 == 0)
+            }
+        }
+        try await seed(url, values)
+        return url
+    }
+
+    // P4
+    func openBigStore() async throws -> Row {
+        let url = try await bigFile()
+        var ours: [Double] = []
+        var foundation: [Double] = []
+        for _ in 0..<(quick ? 5 : 21) {
+            ours.append(
+                try await timeAsync {
+                    let store = try await PreferencesStore(storage: FileStorage(fileURL: url))
+                    precondition(store.snapshot.values.count == 10_000)
+                })
+            foundation.append(
+                try time {
+                    let data = try Data(contentsOf: url)
+                    let object = try JSONSerialization.jsonObject(with: data) as! [String: Any]
+                    precondition((object["values"] as! [String: Any]).count == 10_000)
+                })
+        }
+        let ratio = median(ours) / median(foundation)
+        return Row(
+            id: "P4", measure: "open a 10,000-key store", ours: format(nanoseconds: median(ours)),
+            comparison: "JSONSerialization of the same bytes \(format(nanoseconds: median(foundation)))",
+            ratio: ratio, target: "≤ 1.5× Foundation", met: ratio <= 1.5,
+            detail: ["ours_ns": median(ours), "foundation_ns": median(foundation)])
+    }
+
+    // P5
+    func changeDelivery(benchPath: String) async throws -> Row {
+        let url = file("p5.json")
+        try await seed(url, ["counter": 0])
+        let store = try await PreferencesStore(fileURL: url)
+        let received = Mutex<[Int: Int64]>([:])
+        let (arrivals, arrival) = AsyncStream<Int>.makeStream()
+        let feed = store.changes(.benchCounter)
+        let consumer = Task {
+            for await value in feed {
+                let stamp = wallClock()
+                received.withLock { $0[value] = stamp }
+                arrival.yield(value)
+            }
+        }
+        var arrivalIterator = arrivals.makeAsyncIterator()
+        _ = await arrivalIterator.next()  // the current value
+        var local: [Double] = []
+        let count = quick ? 50 : 200
+        for index in 1...count {
+            let start = wallClock()
+            try await store.set(.benchCounter, index)
+            while let value = await arrivalIterator.next(), value != index {}
+            local.append(Double(received.withLock { $0[index]! } - start))
+        }
+        // Another process writes; this one's feed receives.
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: benchPath)
+        child.arguments = ["--writer", url.path, String(count)]
+        let input = Pipe()
+        let output = Pipe()
+        child.standardInput = input
+        child.standardOutput = output
+        try child.run()
+        let lines = LineReader(output.fileHandleForReading)
+        _ = lines.next()  // ready
+        var external: [Double] = []
+        for offset in 1...count {
+            let value = count + offset
+            input.fileHandleForWriting.write(Data("\(value)\n".utf8))
+            guard let line = lines.next(), let written = Int64(line) else { break }
+            while let got = await arrivalIterator.next(), got != value {}
+            external.append(Double(received.withLock { $0[value]! } - written))
+        }
+        try input.fileHandleForWriting.close()
+        child.waitUntilExit()
+        consumer.cancel()
+        let localP50 = median(local)
+        let externalP50 = median(external)
+        return Row(
+            id: "P5", measure: "change delivery (p50)",
+            ours: "in process \(format(nanoseconds: localP50)); other process \(format(nanoseconds: externalP50))",
+            comparison:
+                "max in process \(format(nanoseconds: local.max() ?? .nan)); max other process \(format(nanoseconds: external.max() ?? .nan)); UserDefaults on Linux: none",
+            ratio: nil, target: "≤ 1 ms; ≤ 50 ms",
+            met: localP50 <= 1_000_000 && externalP50 <= 50_000_000,
+            detail: [
+                "local_p50_ns": localP50, "external_p50_ns": externalP50,
+                "local_max_ns": local.max() ?? .nan, "external_max_ns": external.max() ?? .nan,
+            ])
+    }
+
+    // P6
+    func memory() async throws -> Row {
+        let url = try await bigFile()
+        let size = Double((try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0)
+        guard let before = residentBytes() else {
+            return Row(
+                id: "P6", measure: "memory of a 10,000-key store", ours: "n/a", comparison: "",
+                ratio: nil, target: "≤ 3× file size", met: nil)
+        }
+        let store = try await PreferencesStore(storage: FileStorage(fileURL: url))
+        let after = residentBytes() ?? before
+        let used = Double(max(0, after - before))
+        withExtendedLifetime(store) {}
+        let ratio = used / size
+        return Row(
+            id: "P6", measure: "memory of a 10,000-key store",
+            ours: String(format: "%.0f KiB", used / 1024),
+            comparison: String(format: "file %.0f KiB", size / 1024), ratio: ratio,
+            target: "≤ 3× file size", met: ratio <= 3,
+            detail: ["resident_bytes": used, "file_bytes": size])
+    }
+
+    // P8
+    func coldStart() async throws -> Row {
+        var samples: [Double] = []
+        for index in 0..<(quick ? 20 : 100) {
+            let url = file("cold-\(index).json")
+            try await seed(url, twentyValues())
+            samples.append(
+                try await timeAsync {
+                    let store = try await PreferencesStore(fileURL: url)
+                    precondition(store[.benchFlag])
+                })
+        }
+        return Row(
+            id: "P8", measure: "cold start: open a 20-key store and read a key",
+            ours: format(nanoseconds: median(samples)),
+            comparison: "DataStore users report 30–150 ms", ratio: nil, target: "≤ 1 ms",
+            met: median(samples) <= 1_000_000, detail: ["ours_ns": median(samples)])
+    }
+}
+
+/// Reads lines from a pipe.
+final class LineReader {
+    let handle: FileHandle
+    var buffer = Data()
+    init(_ handle: FileHandle) { self.handle = handle }
+    func next() -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                buffer.removeSubrange(buffer.startIndex...newline)
+                return line
+            }
+            let chunk = handle.availableData
+            if chunk.isEmpty { return nil }
+            buffer.append(chunk)
+        }
+    }
+}
