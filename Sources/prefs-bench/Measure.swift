@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Nanoseconds on a monotonic clock.
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
@@ -39,6 +43,21 @@ func format(nanoseconds: Double) -> String {
     if nanoseconds < 1_000_000 { return String(format: "%.1f µs", nanoseconds / 1_000) }
     if nanoseconds < 1_000_000_000 { return String(format: "%.2f ms", nanoseconds / 1_000_000) }
     return String(format: "%.2f s", nanoseconds / 1_000_000_000)
+}
+
+/// Resident memory after asking the allocator to return freed memory to
+/// the system (glibc's `malloc_trim`, looked up at run time), so that what
+/// is counted is memory still in use; nil where not available.
+func heapBytesInUse() -> Int? {
+    #if canImport(Glibc)
+        typealias Trim = @convention(c) (Int) -> Int32
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
+            _ = unsafeBitCast(symbol, to: Trim.self)(0)
+        }
+        return residentBytes()
+    #else
+        return nil
+    #endif
 }
 
 /// Resident memory of this process in bytes (Linux), or nil.

@@ -51,6 +51,7 @@ report(try await cases.concurrentSets(oneSet: oneSet))
 report(try await cases.openBigStore())
 report(try await cases.changeDelivery(benchPath: URL(fileURLWithPath: CommandLine.arguments[0]).path))
 report(try await cases.memory())
+report(try await cases.importProperties())
 report(try await cases.coldStart())
 
 if json {

@@ -40,6 +40,9 @@ public final class PreferenceKey<Value: Codable & Sendable>: PreferenceKeys, @un
     public let defaultValue: Value
     /// A description for the key manifest and `prefs check`.
     public let help: String?
+    /// Which direct decoding path `Value` takes (decided once, here).
+    @usableFromInline
+    let scalar: ScalarKind
 
     /// Declares a key.
     ///
@@ -51,12 +54,31 @@ public final class PreferenceKey<Value: Codable & Sendable>: PreferenceKeys, @un
         self.name = name
         self.defaultValue = defaultValue
         self.help = help
+        self.scalar = ScalarKind(Value.self)
         super.init()
     }
 
     /// Decodes this key's value from a stored value.
     func decode(_ stored: PreferenceValue) throws -> Value {
-        try ValueCoding.decode(Value.self, from: stored)
+        if let value = fastDecode(stored) { return value }
+        return try ValueCoding.decode(Value.self, from: stored)
+    }
+
+    /// The common scalar cases without dynamic casts; nil means "take the
+    /// general path" (which also produces the error for a mismatch).
+    @inlinable
+    func fastDecode(_ stored: PreferenceValue) -> Value? {
+        // `scalar` was derived from `Value.self`, so each bit cast is between
+        // identical types.
+        switch (scalar, stored) {
+        case (.bool, .bool(let flag)): return unsafeBitCast(flag, to: Value.self)
+        case (.string, .string(let text)): return unsafeBitCast(text, to: Value.self)
+        case (.int, .int(let number)): return unsafeBitCast(Int(number), to: Value.self)
+        case (.int64, .int(let number)): return unsafeBitCast(number, to: Value.self)
+        case (.double, .double(let number)): return unsafeBitCast(number, to: Value.self)
+        case (.double, .int(let number)): return unsafeBitCast(Double(number), to: Value.self)
+        default: return nil
+        }
     }
 
     /// Encodes a value of this key; nil when it encodes as `null` (meaning "remove").
@@ -68,4 +90,26 @@ public final class PreferenceKey<Value: Codable & Sendable>: PreferenceKeys, @un
 
 extension PreferenceKey: CustomStringConvertible {
     public var description: String { "PreferenceKey<\(Value.self)>(\"\(name)\")" }
+}
+
+/// The scalar types with a direct decoding path.
+@usableFromInline
+enum ScalarKind: Sendable {
+    case bool, string, int, int64, double, other
+
+    init<T>(_ type: T.Type) {
+        if T.self == Bool.self {
+            self = .bool
+        } else if T.self == String.self {
+            self = .string
+        } else if T.self == Int.self {
+            self = .int
+        } else if T.self == Int64.self {
+            self = .int64
+        } else if T.self == Double.self {
+            self = .double
+        } else {
+            self = .other
+        }
+    }
 }

@@ -11,30 +11,84 @@
 /// }
 /// ```
 public struct MutablePreferences: Sendable {
-    /// The stored values, by key.
-    public internal(set) var values: [String: PreferenceValue]
+    private var storage: [String: PreferenceValue]
     /// The app's data version (SPEC §6).
     public var version: Int
     let registeredDefaults: [String: PreferenceValue]
     let limits: PreferencesLimits
     /// The first error a setter hit (setters cannot throw); the edit fails with it.
     var failure: PreferencesError?
+    /// Whether any value was changed (set to something different or removed).
+    private(set) var changed = false
+
+    /// An undo log for one transform of a group commit, so a transform that
+    /// throws can be undone without copying every value beforehand.
+    private struct Journal: Sendable {
+        var entries: [(String, PreferenceValue?)] = []
+        var everything: [String: PreferenceValue]?
+        var version: Int
+        var changed: Bool
+    }
+    private var journal: Journal?
 
     init(snapshot: PreferencesSnapshot, limits: PreferencesLimits) {
-        self.values = snapshot.values
+        self.storage = snapshot.values
         self.version = snapshot.version
         self.registeredDefaults = snapshot.registeredDefaults
         self.limits = limits
     }
 
+    /// The stored values, by key.
+    public internal(set) var values: [String: PreferenceValue] {
+        get { storage }
+        set {
+            if journal != nil && journal?.everything == nil { journal?.everything = storage }
+            storage = newValue
+            changed = true
+        }
+    }
+
+    private mutating func assign(_ name: String, _ value: PreferenceValue?) {
+        if storage[name] == value { return }
+        if journal != nil && journal?.everything == nil {
+            journal?.entries.append((name, storage[name]))
+        }
+        storage[name] = value
+        changed = true
+    }
+
+    mutating func beginTransform() {
+        journal = Journal(version: version, changed: changed)
+    }
+
+    mutating func rollBackTransform() {
+        guard let journal else { return }
+        if let everything = journal.everything {
+            storage = everything
+        } else {
+            for (name, value) in journal.entries.reversed() { storage[name] = value }
+        }
+        version = journal.version
+        changed = journal.changed
+        failure = nil
+        self.journal = nil
+    }
+
+    mutating func endTransform() {
+        journal = nil
+    }
+
     var snapshot: PreferencesSnapshot {
-        PreferencesSnapshot(values: values, version: version, registeredDefaults: registeredDefaults)
+        PreferencesSnapshot(values: storage, version: version, registeredDefaults: registeredDefaults)
     }
 
     /// The key's value (its default when absent or of the wrong type); setting
     /// stores it, and setting `nil` in an optional key removes it.
     public subscript<Value>(key: PreferenceKey<Value>) -> Value {
-        get { snapshot[key] }
+        get {
+            guard let stored = storage[key.name] else { return key.defaultValue }
+            return (try? key.decode(stored)) ?? key.defaultValue
+        }
         set {
             do {
                 if let encoded = try key.encode(newValue) {
@@ -54,29 +108,30 @@ public struct MutablePreferences: Sendable {
 
     /// The stored value of a key name; setting nil removes the key.
     public subscript(raw name: String) -> PreferenceValue? {
-        get { values[name] }
+        get { storage[name] }
         set {
             if let problem = limits.problem(withKey: name) {
                 failure = failure ?? .invalidKey(key: name, reason: problem)
                 return
             }
-            values[name] = newValue
+            assign(name, newValue)
         }
     }
 
     /// Removes the key, so its default applies again.
     public mutating func remove<Value>(_ key: PreferenceKey<Value>) {
-        values[key.name] = nil
+        assign(key.name, nil)
     }
 
     /// Removes a key by name.
     public mutating func remove(_ name: String) {
-        values[name] = nil
+        assign(name, nil)
     }
 
     /// Removes every stored key (the data version is kept).
     public mutating func removeAll() {
-        values.removeAll()
+        if storage.isEmpty { return }
+        values = [:]
     }
 
     /// Sets a value by key name, converting from any `Codable` value.
@@ -85,6 +140,6 @@ public struct MutablePreferences: Sendable {
         if let problem = limits.problem(withKey: name) {
             throw PreferencesError.invalidKey(key: name, reason: problem)
         }
-        values[name] = encoded == .null ? nil : encoded
+        assign(name, encoded == .null ? nil : encoded)
     }
 }

@@ -24,6 +24,7 @@ import Synchronization
 /// (``changes()``) and after ``reload()``; every write re-reads the file
 /// first, so a write never overwrites another process's change.
 public final class PreferencesStore: Sendable {
+    @usableFromInline
     let core: StoreCore
 
     /// Opens the store in the file at `fileURL`, running pending `migrations`
@@ -77,14 +78,21 @@ public final class PreferencesStore: Sendable {
     /// The key's value: the stored value, or the key's default when it is not
     /// stored or the stored value does not decode as `Value` (S7; the
     /// mismatch is then listed in ``problems``). Never waits on disk.
+    @inlinable
     public subscript<Value>(key: PreferenceKey<Value>) -> Value {
-        let snapshot = core.snapshot
-        guard let stored = snapshot.values[key.name] else { return key.defaultValue }
+        guard let stored = core.storedValue(key.name) else { return key.defaultValue }
+        if let value = key.fastDecode(stored) { return value }
+        return readSlowly(key, stored)
+    }
+
+    /// The general read path: Codable decoding, and S7 reporting on a mismatch.
+    @usableFromInline
+    func readSlowly<Value>(_ key: PreferenceKey<Value>, _ stored: PreferenceValue) -> Value {
         do {
             return try key.decode(stored)
         } catch {
             do {
-                _ = try snapshot.value(for: key)
+                _ = try core.snapshot.value(for: key)
             } catch let error as PreferencesError {
                 core.reportMismatch(key: key.name, error: error)
             } catch {}

@@ -9,6 +9,7 @@ import Synchronization
 /// All storage I/O runs on one serial dispatch queue. Edits waiting while a
 /// write is in flight are applied together in the next write (group commit,
 /// S4); each caller still receives its own result or error.
+@usableFromInline
 final class StoreCore: Sendable {
     let storage: any PreferencesStorage
     let limits: PreferencesLimits
@@ -49,6 +50,12 @@ final class StoreCore: Sendable {
     }
 
     var snapshot: PreferencesSnapshot { state.withLock { $0.snapshot } }
+
+    /// One stored value, without copying the snapshot (the read fast path).
+    @usableFromInline
+    func storedValue(_ name: String) -> PreferenceValue? {
+        state.withLock { $0.snapshot.values[name] }
+    }
 
     // MARK: Opening
 
@@ -179,10 +186,14 @@ final class StoreCore: Sendable {
 
     // MARK: Publishing
 
-    private func publish(_ document: StoreDocument, revision: StorageRevision) {
+    private func publish(
+        _ document: StoreDocument, revision: StorageRevision, knownChanged: Bool = false
+    ) {
         let delivery: (PreferencesSnapshot, UInt64, [Subscriber])? = state.withLock { state in
             state.revision = revision
-            guard document.values != state.snapshot.values || document.version != state.snapshot.version
+            guard
+                knownChanged || document.version != state.snapshot.version
+                    || document.values != state.snapshot.values
             else { return nil }
             let old = state.snapshot.values
             state.snapshot = PreferencesSnapshot(
@@ -284,22 +295,27 @@ final class StoreCore: Sendable {
                     let (base, revision) = state.withLock { ($0.snapshot, $0.revision) }
                     var working = MutablePreferences(snapshot: base, limits: limits)
                     for index in batch.indices {
-                        let before = working
+                        working.beginTransform()
                         do {
                             try batch[index].apply(&working)
                             if let failure = working.failure { throw failure }
+                            working.endTransform()
                             outcomes[index] = .success(())
                         } catch {
-                            working = before
+                            working.rollBackTransform()
                             outcomes[index] = .failure(error)
                         }
                     }
                     // S5: an edit that changes nothing writes nothing.
-                    if working.values == base.values && working.version == base.version { return }
+                    if working.version == base.version
+                        && (!working.changed || working.values == base.values)
+                    {
+                        return
+                    }
                     let document = StoreDocument(values: working.values, version: working.version)
                     let bytes = try document.encode(file: storage.location, limits: limits)
                     if let written = try storage.write(bytes, ifRevision: revision) {
-                        publish(document, revision: written)
+                        publish(document, revision: written, knownChanged: true)
                         return
                     }
                     // Someone wrote without the lock between our read and write: re-read, retry.
