@@ -126,7 +126,8 @@ enum CommandLineValue: Sendable, Equatable {
     private static func date(_ text: String) -> Date? {
         let formatter = ISO8601DateFormatter()
         let layouts: [ISO8601DateFormatter.Options] = [
-            [.withInternetDateTime], [.withInternetDateTime, .withFractionalSeconds], [.withFullDate],
+            [.withInternetDateTime], [.withInternetDateTime, .withFractionalSeconds],
+            [.withFullDate],
         ]
         for layout in layouts {
             formatter.formatOptions = layout

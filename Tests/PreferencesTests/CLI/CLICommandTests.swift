@@ -88,7 +88,8 @@ import Testing
     func invalidSuiteNamesAreUsageErrors(name: String) throws {
         let workspace = try CLIWorkspace()
         let output = try workspace.prefs(
-            environment: ["PREFS_HOME": workspace.directory.path], ["--suite", name, "set", "k", "v"])
+            environment: ["PREFS_HOME": workspace.directory.path],
+            ["--suite", name, "set", "k", "v"])
         #expect(output.status == 2)
         #expect(output.standardError.hasPrefix("prefs: error: invalid suite name"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.directory.path) == [])
@@ -97,8 +98,12 @@ import Testing
     @Test func suiteStoresLiveUnderPrefsHome() throws {
         let workspace = try CLIWorkspace()
         let environment = ["PREFS_HOME": workspace.directory.path]
-        #expect(try workspace.prefs(environment: environment, ["--suite", "app", "set", "k", "v"]).status == 0)
-        #expect(try workspace.prefs(environment: environment, ["--suite", "app", "get", "k"]).line == "v")
+        #expect(
+            try workspace.prefs(environment: environment, ["--suite", "app", "set", "k", "v"])
+                .status == 0)
+        #expect(
+            try workspace.prefs(environment: environment, ["--suite", "app", "get", "k"]).line
+                == "v")
         #expect(FileManager.default.fileExists(atPath: workspace.file("app.json").path))
     }
 

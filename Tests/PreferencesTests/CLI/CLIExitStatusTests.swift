@@ -20,18 +20,39 @@ import Testing
         Failure(arguments: ["list", "--colour"], status: 2, message: "unknown option '--colour'"),
         Failure(arguments: ["set", "k"], status: 2, message: "missing KEY VALUE"),
         Failure(arguments: ["get", "a", "b"], status: 2, message: "unexpected argument 'b'"),
-        Failure(arguments: ["set", "k", "v", "--type"], status: 2, message: "option '--type' needs a value"),
-        Failure(arguments: ["set", "k", "v", "--type", "float"], status: 2, message: "unknown type 'float'"),
-        Failure(arguments: ["list", "--json=yes"], status: 2, message: "option '--json' takes no value"),
-        Failure(arguments: ["export", "--format", "yaml"], status: 2, message: "unknown export format 'yaml'"),
+        Failure(
+            arguments: ["set", "k", "v", "--type"], status: 2,
+            message: "option '--type' needs a value"),
+        Failure(
+            arguments: ["set", "k", "v", "--type", "float"], status: 2,
+            message: "unknown type 'float'"),
+        Failure(
+            arguments: ["list", "--json=yes"], status: 2, message: "option '--json' takes no value"),
+        Failure(
+            arguments: ["export", "--format", "yaml"], status: 2,
+            message: "unknown export format 'yaml'"),
         Failure(arguments: [], status: 2, message: "missing command"),
-        Failure(arguments: ["set", "k", "yes", "--type", "bool"], status: 3, message: "invalid value for key 'k': 'yes' is not a bool"),
-        Failure(arguments: ["set", "k", "1.5", "--type", "int"], status: 3, message: "invalid value for key 'k': '1.5' is not an integer"),
-        Failure(arguments: ["set", "k", "99999999999999999999", "--type", "int"], status: 3, message: "invalid value for key 'k'"),
-        Failure(arguments: ["set", "k", "ten", "--type", "double"], status: 3, message: "invalid value for key 'k': 'ten' is not a number"),
-        Failure(arguments: ["set", "k", "{\"a\":", "--type", "json"], status: 3, message: "invalid value for key 'k': not JSON"),
-        Failure(arguments: ["set", "k", "yesterday", "--type", "date"], status: 3, message: "invalid value for key 'k': 'yesterday' is not an ISO 8601 date"),
-        Failure(arguments: ["set", "k", "%%%", "--type", "data"], status: 3, message: "invalid value for key 'k': '%%%' is not base64"),
+        Failure(
+            arguments: ["set", "k", "yes", "--type", "bool"], status: 3,
+            message: "invalid value for key 'k': 'yes' is not a bool"),
+        Failure(
+            arguments: ["set", "k", "1.5", "--type", "int"], status: 3,
+            message: "invalid value for key 'k': '1.5' is not an integer"),
+        Failure(
+            arguments: ["set", "k", "99999999999999999999", "--type", "int"], status: 3,
+            message: "invalid value for key 'k'"),
+        Failure(
+            arguments: ["set", "k", "ten", "--type", "double"], status: 3,
+            message: "invalid value for key 'k': 'ten' is not a number"),
+        Failure(
+            arguments: ["set", "k", "{\"a\":", "--type", "json"], status: 3,
+            message: "invalid value for key 'k': not JSON"),
+        Failure(
+            arguments: ["set", "k", "yesterday", "--type", "date"], status: 3,
+            message: "invalid value for key 'k': 'yesterday' is not an ISO 8601 date"),
+        Failure(
+            arguments: ["set", "k", "%%%", "--type", "data"], status: 3,
+            message: "invalid value for key 'k': '%%%' is not base64"),
         Failure(arguments: ["set", "", "v"], status: 3, message: "invalid key"),
         Failure(arguments: ["set", "bad\u{1}key", "v"], status: 3, message: "invalid key"),
     ]
@@ -63,13 +84,18 @@ import Testing
         )
     }
 
-    @Test(arguments: [["get", "a"], ["set", "a", "2"], ["delete", "a"], ["list"], ["clear"], ["export"], ["check"], ["watch"]])
+    @Test(arguments: [
+        ["get", "a"], ["set", "a", "2"], ["delete", "a"], ["list"], ["clear"], ["export"],
+        ["check"], ["watch"],
+    ])
     func aCorruptStoreExitsFourAndIsNotTouched(arguments: [String]) throws {
         let workspace = try CLIWorkspace()
         try write("{\"format\":1,\"values\":{\"a\":1", to: workspace.store)
         let output = try workspace.prefs(arguments)
         #expect(output.status == 4)
-        #expect(output.standardError.hasPrefix("prefs: error: \(workspace.store.path) is not a valid preferences file"))
+        #expect(
+            output.standardError.hasPrefix(
+                "prefs: error: \(workspace.store.path) is not a valid preferences file"))
         #expect(contents(workspace.store) == "{\"format\":1,\"values\":{\"a\":1")
         let siblings = try FileManager.default.contentsOfDirectory(atPath: workspace.directory.path)
         #expect(siblings.allSatisfy { !$0.contains("corrupt") })
@@ -78,7 +104,8 @@ import Testing
     @Test(arguments: [["get", "a"], ["set", "a", "1"], ["list"]])
     func aDirectoryWhereTheFileShouldBeIsAnIOError(arguments: [String]) throws {
         let workspace = try CLIWorkspace()
-        try FileManager.default.createDirectory(at: workspace.store, withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(
+            at: workspace.store, withIntermediateDirectories: false)
         let output = try workspace.prefs(arguments)
         #expect(output.status == 5)
         #expect(output.standardError.hasPrefix("prefs: error: cannot "))

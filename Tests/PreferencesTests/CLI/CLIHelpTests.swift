@@ -13,7 +13,9 @@ import Testing
         #expect(output.status == 0)
         #expect(output.standardError == "")
         let text = output.standardOutput
-        #expect(text.contains("usage: prefs [--file PATH | --suite NAME] [--manifest FILE] COMMAND [ARGS]"))
+        #expect(
+            text.contains(
+                "usage: prefs [--file PATH | --suite NAME] [--manifest FILE] COMMAND [ARGS]"))
         for command in Self.commands {
             #expect(text.contains("\n  \(command) "), "missing \(command)")
         }
@@ -35,9 +37,12 @@ import Testing
 
     @Test func commandHelpShowsItsOwnOptions() throws {
         let output = try run("prefs", ["import", "--help"])
-        #expect(output.standardOutput.hasPrefix(
-            "usage: prefs import PATH [--format FORMAT] [--encoding ENCODING] [--prefix P] [--overwrite]\n"))
-        #expect(output.standardOutput.contains("--encoding ENCODING  For properties: utf-8 (default)"))
+        #expect(
+            output.standardOutput.hasPrefix(
+                "usage: prefs import PATH [--format FORMAT] [--encoding ENCODING] [--prefix P] [--overwrite]\n"
+            ))
+        #expect(
+            output.standardOutput.contains("--encoding ENCODING  For properties: utf-8 (default)"))
     }
 
     @Test func helpWinsOverMissingArguments() throws {

@@ -16,32 +16,35 @@ import Testing
     static let sources: [Source] = [
         Source(
             format: "properties", name: "app.properties",
-            files: ["app.properties": "# legacy\nlanguage = fr\nserver.port=8080\ngreeting=hello\\u0020world\n"],
+            files: [
+                "app.properties":
+                    "# legacy\nlanguage = fr\nserver.port=8080\ngreeting=hello\\u0020world\n"
+            ],
             expected: ["language": "fr", "server.port": "8080", "greeting": "hello world"]),
         Source(
             format: "shared-prefs", name: "prefs.xml",
             files: [
                 "prefs.xml": """
-                    <?xml version='1.0' encoding='utf-8' standalone='yes' ?>
-                    <map>
-                        <string name="language">fr</string>
-                        <boolean name="dark_mode" value="true" />
-                        <int name="launches" value="3" />
-                    </map>
-                    """
+                <?xml version='1.0' encoding='utf-8' standalone='yes' ?>
+                <map>
+                    <string name="language">fr</string>
+                    <boolean name="dark_mode" value="true" />
+                    <int name="launches" value="3" />
+                </map>
+                """
             ],
             expected: ["language": "fr", "dark_mode": true, "launches": 3]),
         Source(
             format: "plist", name: "prefs.plist",
             files: [
                 "prefs.plist": """
-                    <?xml version="1.0" encoding="UTF-8"?>
-                    <plist version="1.0"><dict>
-                    <key>language</key><string>fr</string>
-                    <key>zoom</key><real>14.5</real>
-                    <key>tags</key><array><string>a</string></array>
-                    </dict></plist>
-                    """
+                <?xml version="1.0" encoding="UTF-8"?>
+                <plist version="1.0"><dict>
+                <key>language</key><string>fr</string>
+                <key>zoom</key><real>14.5</real>
+                <key>tags</key><array><string>a</string></array>
+                </dict></plist>
+                """
             ],
             expected: ["language": "fr", "zoom": 14.5, "tags": ["a"]]),
         Source(
@@ -70,7 +73,8 @@ import Testing
         let url = try Self.place(source, in: workspace)
         let output = try workspace.prefs("import", url.path, "--format", source.format)
         #expect(output.status == 0, "\(output.standardError)")
-        #expect(output.standardOutput == "imported \(source.expected.count) keys from \(url.path)\n")
+        #expect(
+            output.standardOutput == "imported \(source.expected.count) keys from \(url.path)\n")
         #expect(try await workspace.storedValues() == source.expected)
     }
 
@@ -84,10 +88,12 @@ import Testing
         #expect(kept.status == 0)
         #expect(
             kept.standardOutput
-                == "imported 1 key from \(url.path); kept 1 already stored (use --overwrite to replace them)\n")
+                == "imported 1 key from \(url.path); kept 1 already stored (use --overwrite to replace them)\n"
+        )
         #expect(try await workspace.storedValues() == ["language": "de", "theme": "dark"])
 
-        let replaced = try workspace.prefs("import", url.path, "--format", "properties", "--overwrite")
+        let replaced = try workspace.prefs(
+            "import", url.path, "--format", "properties", "--overwrite")
         #expect(replaced.status == 0)
         #expect(try await workspace.storedValues() == ["language": "fr", "theme": "dark"])
     }
@@ -96,9 +102,11 @@ import Testing
         let workspace = try CLIWorkspace()
         let url = workspace.file("app.properties")
         try write("sync.interval=30\nsync.enabled=true\nui.theme=dark\n", to: url)
-        let output = try workspace.prefs("import", url.path, "--format", "properties", "--prefix", "sync.")
+        let output = try workspace.prefs(
+            "import", url.path, "--format", "properties", "--prefix", "sync.")
         #expect(output.status == 0)
-        #expect(try await workspace.storedValues() == ["sync.interval": "30", "sync.enabled": "true"])
+        #expect(
+            try await workspace.storedValues() == ["sync.interval": "30", "sync.enabled": "true"])
     }
 
     @Test func latin1PropertiesNeedTheEncodingOption() async throws {
@@ -139,7 +147,10 @@ import Testing
     @Test(arguments: [
         (["--format", "yaml"], "unknown import format 'yaml'"),
         ([], "missing --format"),
-        (["--format", "json", "--encoding", "iso-8859-1"], "--encoding applies to --format properties only"),
+        (
+            ["--format", "json", "--encoding", "iso-8859-1"],
+            "--encoding applies to --format properties only"
+        ),
         (["--format", "properties", "--encoding", "utf-16"], "unknown encoding 'utf-16'"),
     ])
     func importUsageErrors(options: [String], message: String) throws {
@@ -153,7 +164,8 @@ import Testing
 
     @Test func importOfAMissingFileIsAnIOError() throws {
         let workspace = try CLIWorkspace()
-        let output = try workspace.prefs("import", workspace.file("nope.properties").path, "--format", "properties")
+        let output = try workspace.prefs(
+            "import", workspace.file("nope.properties").path, "--format", "properties")
         #expect(output.status == 5)
         #expect(output.standardError.contains("nope.properties"))
     }
@@ -202,7 +214,10 @@ import Testing
         }
         let output = try workspace.prefs("export", "--format", "plist")
         #expect(output.status == 0)
-        #expect(output.standardError == "prefs: warning: 'nothing' is null, which a property list cannot hold; left out\n")
+        #expect(
+            output.standardError
+                == "prefs: warning: 'nothing' is null, which a property list cannot hold; left out\n"
+        )
         let url = workspace.file("out.plist")
         try write(output.standardOutput, to: url)
         values["nothing"] = nil
@@ -217,7 +232,8 @@ import Testing
         #expect(output.standardOutput == "")
         #expect(
             output.standardError
-                == "prefs: error: key 'bell' holds control character U+7, which an XML property list cannot carry\n")
+                == "prefs: error: key 'bell' holds control character U+7, which an XML property list cannot carry\n"
+        )
     }
 
     @Test func jsonExportImportsIntoAnotherStore() async throws {
@@ -230,7 +246,8 @@ import Testing
         let url = workspace.file("backup.json")
         try write(output.standardOutput, to: url)
         let other = workspace.file("other.json")
-        let imported = try run("prefs", ["--file", other.path, "import", url.path, "--format", "json"])
+        let imported = try run(
+            "prefs", ["--file", other.path, "import", url.path, "--format", "json"])
         #expect(imported.status == 0)
         #expect(try await PreferencesStore(fileURL: other).snapshot.values == Self.awkward)
     }

@@ -33,7 +33,8 @@ import Testing
         let workspace = try CLIWorkspace()
         try workspace.prefs("set", "wanted", "1")
         try workspace.prefs("set", "other", "1")
-        let watch = try RunningProcess("prefs", ["--file", workspace.store.path, "watch", "wanted"])
+        let watch = try RunningProcess(
+            "prefs", ["--file", workspace.store.path, "watch", "wanted"])
         #expect(watch.readLine() == #"{"key":"wanted","value":1}"#)
         try workspace.prefs("set", "other", "2")
         try workspace.prefs("set", "wanted", "2")
