@@ -105,7 +105,8 @@ struct Cases {
         }
         let ratio = median(ours) / median(floor)
         let row = Row(
-            id: "P2", measure: "one durable set, 20-key store", ours: format(nanoseconds: median(ours)),
+            id: "P2", measure: "one durable set, 20-key store",
+            ours: format(nanoseconds: median(ours)),
             comparison:
                 "floor \(format(nanoseconds: median(floor))); UserDefaults+synchronize \(format(nanoseconds: median(userDefaults))) (not durable); JSONEncoder+atomic write \(format(nanoseconds: median(codable))) (no fsync)",
             ratio: ratio, target: "≤ 1.3× the floor", met: ratio <= 1.3,
@@ -181,7 +182,8 @@ struct Cases {
         let ratio = median(ours) / median(foundation)
         return Row(
             id: "P4", measure: "open a 10,000-key store", ours: format(nanoseconds: median(ours)),
-            comparison: "JSONSerialization of the same bytes \(format(nanoseconds: median(foundation)))",
+            comparison:
+                "JSONSerialization of the same bytes \(format(nanoseconds: median(foundation)))",
             ratio: ratio, target: "≤ 1.5× Foundation", met: ratio <= 1.5,
             detail: ["ours_ns": median(ours), "foundation_ns": median(foundation)])
     }
@@ -239,7 +241,8 @@ struct Cases {
         let externalP50 = median(external)
         return Row(
             id: "P5", measure: "change delivery (p50)",
-            ours: "in process \(format(nanoseconds: localP50)); other process \(format(nanoseconds: externalP50))",
+            ours:
+                "in process \(format(nanoseconds: localP50)); other process \(format(nanoseconds: externalP50))",
             comparison:
                 "max in process \(format(nanoseconds: local.max() ?? .nan)); max other process \(format(nanoseconds: external.max() ?? .nan)); UserDefaults on Linux: none",
             ratio: nil, target: "≤ 1 ms; ≤ 50 ms",
@@ -253,7 +256,8 @@ struct Cases {
     // P6
     func memory() async throws -> Row {
         let url = try await bigFile()
-        let size = Double((try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0)
+        let size = Double(
+            (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0)
         guard let before = heapBytesInUse() else {
             return Row(
                 id: "P6", measure: "memory of a 10,000-key store", ours: "n/a", comparison: "",

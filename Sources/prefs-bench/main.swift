@@ -49,7 +49,8 @@ let (setRow, oneSet) = try await cases.durableSet()
 report(setRow)
 report(try await cases.concurrentSets(oneSet: oneSet))
 report(try await cases.openBigStore())
-report(try await cases.changeDelivery(benchPath: URL(fileURLWithPath: CommandLine.arguments[0]).path))
+report(
+    try await cases.changeDelivery(benchPath: URL(fileURLWithPath: CommandLine.arguments[0]).path))
 report(try await cases.memory())
 report(try await cases.importProperties())
 report(try await cases.coldStart())
@@ -64,6 +65,8 @@ if json {
     for row in rows {
         let ratio = row.ratio.map { String(format: "%.2f×", $0) } ?? "—"
         let met = row.met.map { $0 ? "yes" : "**no**" } ?? "n/a"
-        print("| \(row.id) | \(row.measure) | \(row.ours) | \(row.comparison) | \(ratio) | \(row.target) | \(met) |")
+        print(
+            "| \(row.id) | \(row.measure) | \(row.ours) | \(row.comparison) | \(ratio) | \(row.target) | \(met) |"
+        )
     }
 }

@@ -9,7 +9,8 @@ import Testing
     }
 
     @Test func prettyOutputIsSortedWithSpacedColons() {
-        let text = JSONText.encode(["b": [1, 2], "a": ["x": true], "c": [], "d": [:]], pretty: true)
+        let text = JSONText.encode(
+            ["b": [1, 2], "a": ["x": true], "c": [], "d": [:]], pretty: true)
         #expect(
             text == """
                 {

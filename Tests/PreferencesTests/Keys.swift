@@ -21,7 +21,8 @@ extension PreferenceKeys {
     static let blob = PreferenceKey<Data>("blob", default: Data())
     static let lastSync = PreferenceKey<Date?>("last_sync", default: nil)
     static let when = PreferenceKey<Date>("when", default: Date(timeIntervalSince1970: 0))
-    static let homepage = PreferenceKey<URL>("homepage", default: URL(string: "https://example.com")!)
+    static let homepage = PreferenceKey<URL>(
+        "homepage", default: URL(string: "https://example.com")!)
     static let tags = PreferenceKey<[String]>("tags", default: [])
     static let limits = PreferenceKey<[String: Int]>("limits", default: [:])
     static let nickname = PreferenceKey<String?>("nickname", default: nil)

@@ -8,7 +8,8 @@ import Testing
 @Suite struct SchemaTests {
     static var schemaURL: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Schemas/preferences-file.schema.json")
+            .deletingLastPathComponent().appendingPathComponent(
+                "Schemas/preferences-file.schema.json")
     }
 
     static func loadSchema() throws -> PreferenceValue {
@@ -23,7 +24,9 @@ import Testing
         guard case .object(let rules) = schema else { return [] }
         var problems: [String] = []
         if case .string(let reference)? = rules["$ref"], reference.hasPrefix("#/$defs/"),
-            case .object(let definitions)? = { if case .object(let r) = root { return r["$defs"] } else { return nil } }(),
+            case .object(let definitions)? = {
+                if case .object(let r) = root { return r["$defs"] } else { return nil }
+            }(),
             let target = definitions[String(reference.dropFirst("#/$defs/".count))]
         {
             problems += validate(value, against: target, root: root, path: path)
@@ -35,7 +38,8 @@ import Testing
             let allowed: [String]
             switch type {
             case .string(let one): allowed = [one]
-            case .array(let many): allowed = many.compactMap { if case .string(let s) = $0 { s } else { nil } }
+            case .array(let many):
+                allowed = many.compactMap { if case .string(let s) = $0 { s } else { nil } }
             default: allowed = []
             }
             let actual: [String]
@@ -52,7 +56,9 @@ import Testing
                 problems.append("\(path): type \(actual[0]) not in \(allowed)")
             }
         }
-        if case .int(let minimum)? = rules["minimum"], case .int(let number) = value, number < minimum {
+        if case .int(let minimum)? = rules["minimum"], case .int(let number) = value,
+            number < minimum
+        {
             problems.append("\(path): below minimum \(minimum)")
         }
         guard case .object(let fields) = value else { return problems }
@@ -62,7 +68,11 @@ import Testing
             }
         }
         let properties: [String: PreferenceValue]
-        if case .object(let declared)? = rules["properties"] { properties = declared } else { properties = [:] }
+        if case .object(let declared)? = rules["properties"] {
+            properties = declared
+        } else {
+            properties = [:]
+        }
         for (name, field) in fields {
             if let rule = properties[name] {
                 problems += validate(field, against: rule, root: root, path: "\(path).\(name)")

@@ -91,6 +91,31 @@ import Testing
         }
         #expect(store[.counter] == 1)
         #expect(try identity(url) == before)
+        // The lock was released: another process can write at once.
+        #expect(try run("prefs-harness", ["increment", url.path, "counter", "1"]).status == 0)
+        try await store.edit { $0[.counter] += 1 }
+        #expect(store[.counter] == 3)
+    }
+
+    @Test func aReadErrorFailsTheUpdateAndTheStoreRecoversAfterwards() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.counter, 1)
+        // Another program puts a directory where the file was.
+        try FileManager.default.removeItem(at: url)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+        await #expect {
+            try await store.set(.counter, 2)
+        } throws: { error in
+            guard case PreferencesError.io(_, let path, let code, _) = error else { return false }
+            return path == url.path && code == EISDIR
+        }
+        #expect(store[.counter] == 1)
+        try FileManager.default.removeItem(at: url)
+        try await store.set(.counter, 2)
+        #expect(store[.counter] == 2)
+        #expect(contents(url)?.contains("\"counter\" : 2") == true)
     }
 
     @Test func anEditThatChangesNothingLeavesTheFileAlone() async throws {
@@ -196,8 +221,10 @@ import Testing
             try PreferencesLocation.fileURL(suite: "com.example.app", environment: environment).path
                 == "/srv/prefs/com.example.app.json")
         #expect(
-            try PreferencesLocation.fileURL(suite: "default", environment: ["XDG_CONFIG_HOME": "/x"])
-                .path == "/x/prefs/default.json")
+            try PreferencesLocation.fileURL(
+                suite: "default", environment: ["XDG_CONFIG_HOME": "/x"]
+            )
+            .path == "/x/prefs/default.json")
         #if !canImport(Darwin)
             #expect(
                 try PreferencesLocation.fileURL(suite: "s", environment: ["HOME": "/home/u"]).path
@@ -228,6 +255,7 @@ import Testing
         let store = try await PreferencesStore(storage: storage)
         try await store.set(.language, "it")
         #expect(store[.language] == "it")
-        #expect(String(decoding: storage.bytes ?? [], as: UTF8.self).contains("\"language\" : \"it\""))
+        #expect(
+            String(decoding: storage.bytes ?? [], as: UTF8.self).contains("\"language\" : \"it\""))
     }
 }

@@ -62,7 +62,9 @@ import Testing
         await #expect {
             _ = try await PreferencesStore(fileURL: url)
         } throws: { error in
-            guard case PreferencesError.corrupted(let file, let message) = error else { return false }
+            guard case PreferencesError.corrupted(let file, let message) = error else {
+                return false
+            }
             return file == url.path && message.contains(reason)
         }
         #expect(contents(url) == text)
@@ -150,7 +152,8 @@ import Testing
         let url = directory.file("prefs.json")
         var limits = PreferencesLimits()
         limits.maxFileSize = 64
-        try write(#"{"format": 1, "values": {"a": "\#(String(repeating: "x", count: 100))"}}"#, to: url)
+        try write(
+            #"{"format": 1, "values": {"a": "\#(String(repeating: "x", count: 100))"}}"#, to: url)
         await #expect(throws: PreferencesError.self) {
             _ = try await PreferencesStore(fileURL: url, limits: limits)
         }

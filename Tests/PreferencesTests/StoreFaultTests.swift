@@ -15,7 +15,9 @@ struct StoreFaultTests {
         await #expect {
             try await store.set(.language, "de")
         } throws: { error in
-            guard case PreferencesError.io(_, _, let code, let message) = error else { return false }
+            guard case PreferencesError.io(_, _, let code, let message) = error else {
+                return false
+            }
             return code == EROFS && !message.isEmpty
         }
         #expect(store[.language] == "fr")
@@ -36,7 +38,9 @@ struct StoreFaultTests {
         try await store.set(.language, "fr")
         let before = contents(url)
         await #expect {
-            try await store.edit { $0[raw: "big"] = .string(String(repeating: "x", count: 200_000)) }
+            try await store.edit {
+                $0[raw: "big"] = .string(String(repeating: "x", count: 200_000))
+            }
         } throws: { error in
             guard case PreferencesError.io(_, _, let code, _) = error else { return false }
             return code == ENOSPC
@@ -68,7 +72,8 @@ struct StoreFaultTests {
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         process.waitUntilExit()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let message = String(
+            decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 1)
         #expect(message.contains("Permission denied"), "\(message)")
         #expect(store[.counter] == 1)

@@ -61,7 +61,8 @@ import Testing
 
     @Test func urlsAreAbsoluteStrings() async throws {
         try await roundTrip(
-            .homepage, URL(string: "https://example.org/a?b=c")!, stored: "https://example.org/a?b=c")
+            .homepage, URL(string: "https://example.org/a?b=c")!,
+            stored: "https://example.org/a?b=c")
     }
 
     @Test func collectionsAreNestedJSON() async throws {

@@ -31,7 +31,9 @@ struct StoreDocument: Sendable, Equatable {
                 file: file,
                 reason: "file is \(bytes.count) bytes, over the limit of \(limits.maxFileSize)")
         }
-        if bytes.isEmpty { throw PreferencesError.corrupted(file: file, reason: "the file is empty") }
+        if bytes.isEmpty {
+            throw PreferencesError.corrupted(file: file, reason: "the file is empty")
+        }
         let root: PreferenceValue
         do {
             // The envelope and `values` add two levels above the stored values.
@@ -41,10 +43,12 @@ struct StoreDocument: Sendable, Equatable {
         }
         guard case .object(let fields) = root else {
             throw PreferencesError.corrupted(
-                file: file, reason: "expected a JSON object at the top, found \(root.typeDescription)")
+                file: file,
+                reason: "expected a JSON object at the top, found \(root.typeDescription)")
         }
         for name in fields.keys where !["format", "values", "version"].contains(name) {
-            throw PreferencesError.corrupted(file: file, reason: "unexpected top-level field '\(name)'")
+            throw PreferencesError.corrupted(
+                file: file, reason: "unexpected top-level field '\(name)'")
         }
         guard let format = fields["format"] else {
             throw PreferencesError.corrupted(file: file, reason: "missing the \"format\" field")
@@ -52,13 +56,17 @@ struct StoreDocument: Sendable, Equatable {
         guard format == .int(currentFormat) else {
             throw PreferencesError.corrupted(
                 file: file,
-                reason: "unknown format \(format.jsonText) (this version reads format \(currentFormat))")
+                reason:
+                    "unknown format \(format.jsonText) (this version reads format \(currentFormat))"
+            )
         }
         var version = 0
         if let stored = fields["version"] {
-            guard case .int(let number) = stored, number >= 0, let value = Int(exactly: number) else {
+            guard case .int(let number) = stored, number >= 0, let value = Int(exactly: number)
+            else {
                 throw PreferencesError.corrupted(
-                    file: file, reason: "\"version\" must be a non-negative integer, found \(stored.jsonText)")
+                    file: file,
+                    reason: "\"version\" must be a non-negative integer, found \(stored.jsonText)")
             }
             version = value
         }
@@ -80,7 +88,9 @@ struct StoreDocument: Sendable, Equatable {
         for (key, value) in values where value.depth > limits.maxDepth {
             throw PreferencesError.limitExceeded(
                 file: file,
-                reason: "the value of '\(key)' is nested \(value.depth) levels deep, over the limit of \(limits.maxDepth)")
+                reason:
+                    "the value of '\(key)' is nested \(value.depth) levels deep, over the limit of \(limits.maxDepth)"
+            )
         }
         let root: PreferenceValue = .object([
             "format": .int(Self.currentFormat),
@@ -92,7 +102,9 @@ struct StoreDocument: Sendable, Equatable {
         if bytes.count > limits.maxFileSize {
             throw PreferencesError.limitExceeded(
                 file: file,
-                reason: "the new contents are \(bytes.count) bytes, over the limit of \(limits.maxFileSize)")
+                reason:
+                    "the new contents are \(bytes.count) bytes, over the limit of \(limits.maxFileSize)"
+            )
         }
         return bytes
     }

@@ -204,7 +204,9 @@ enum Platform {
         if fsync(descriptor) != 0 {
             let code = errno
             // Some file systems cannot fsync directories; the rename is as durable as they allow.
-            if code != EINVAL && code != ENOTSUP { throw ioError("fsync directory", path, code: code) }
+            if code != EINVAL && code != ENOTSUP {
+                throw ioError("fsync directory", path, code: code)
+            }
         }
     }
 
@@ -238,7 +240,8 @@ enum Platform {
             var buffer = [CChar](repeating: 0, count: 4097)
             let count = readlink(current, &buffer, 4096)
             if count < 0 { return current }
-            let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let target = String(
+                decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
             current = target.hasPrefix("/") ? target : parentDirectory(of: current) + "/" + target
         }
         return current

@@ -69,7 +69,8 @@ public final class FileStorage: PreferencesStorage {
         guard let (bytes, stamp) = try Platform.readFile(target, limit: maxFileSize) else {
             return StoredContents(bytes: nil, revision: .absent)
         }
-        return StoredContents(bytes: bytes, revision: revision(generation: generation, stamp: stamp))
+        return StoredContents(
+            bytes: bytes, revision: revision(generation: generation, stamp: stamp))
     }
 
     public func currentRevision() throws -> StorageRevision {

@@ -79,7 +79,8 @@ public struct MutablePreferences: Sendable {
     }
 
     var snapshot: PreferencesSnapshot {
-        PreferencesSnapshot(values: storage, version: version, registeredDefaults: registeredDefaults)
+        PreferencesSnapshot(
+            values: storage, version: version, registeredDefaults: registeredDefaults)
     }
 
     /// The key's value (its default when absent or of the wrong type); setting

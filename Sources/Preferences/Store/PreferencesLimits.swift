@@ -25,7 +25,9 @@ public struct PreferencesLimits: Sendable, Equatable {
         if key.utf8.count > maxKeyLength {
             return "key is \(key.utf8.count) bytes, over the limit of \(maxKeyLength)"
         }
-        if key.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) }) {
+        if key.unicodeScalars.contains(where: {
+            $0.value < 0x20 || (0x7F..<0xA0).contains($0.value)
+        }) {
             return "keys may not contain control characters"
         }
         return nil

@@ -40,7 +40,8 @@ public enum PreferencesLocation {
             return URL(fileURLWithPath: home, isDirectory: true)
                 .appendingPathComponent("Library/Application Support/prefs")
         #else
-            return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".config/prefs")
+            return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(
+                ".config/prefs")
         #endif
     }
 

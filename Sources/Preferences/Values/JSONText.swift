@@ -377,7 +377,9 @@ enum JSONText {
             if index < bytes.count, bytes[index] | 0x20 == UInt8(ascii: "e") {
                 integral = false
                 index += 1
-                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                if index < bytes.count,
+                    bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")
+                {
                     index += 1
                 }
                 guard index < bytes.count, isDigit(bytes[index]) else {
@@ -385,7 +387,8 @@ enum JSONText {
                 }
                 while index < bytes.count, isDigit(bytes[index]) { index += 1 }
             }
-            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+            let text = String(
+                decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
             if integral, let number = Int64(text) { return .int(number) }
             guard let number = Double(text), number.isFinite else {
                 throw error("number \(text) is out of range", at: start)

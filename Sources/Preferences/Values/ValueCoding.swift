@@ -118,7 +118,9 @@ enum ValueCoding {
     private static func mismatch(_ value: PreferenceValue, _ expected: String) -> DecodingError {
         .typeMismatch(
             Any.self,
-            .init(codingPath: [], debugDescription: "expected \(expected), found \(value.typeDescription)"))
+            .init(
+                codingPath: [],
+                debugDescription: "expected \(expected), found \(value.typeDescription)"))
     }
 
     static func makeEncoder() -> JSONEncoder {

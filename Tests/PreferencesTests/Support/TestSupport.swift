@@ -150,7 +150,10 @@ final class TmpfsMount {
     init?(size: String = "1m") {
         guard let directory = try? TemporaryDirectory() else { return nil }
         self.directory = directory
-        guard (try? runTool("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size),mode=0700", "tmpfs", directory.path])) == 0
+        guard
+            (try? runTool(
+                "/bin/mount",
+                ["-t", "tmpfs", "-o", "size=\(size),mode=0700", "tmpfs", directory.path])) == 0
         else { return nil }
     }
 
