@@ -5,9 +5,6 @@ enum CommandCatalog {
         .value(
             "--suite", "NAME",
             "Use the named suite's file (default 'default'; see 'prefs path --help')."),
-        .value(
-            "--manifest", "FILE",
-            "Type, validate and default keys from a key manifest (JSON)."),
     ]
 
     static let commands: [CommandSpec] = [
@@ -20,8 +17,7 @@ enum CommandCatalog {
         summary: "Print a key's value.",
         discussion: """
             Strings are printed as they are; other values as compact JSON. A key \
-            that is not stored prints its manifest default when --manifest declares \
-            one; otherwise the command exits with status 1.
+            that is not stored makes the command exit with status 1.
             """,
         examples: [
             ("get language", "prints: fr"),
@@ -38,8 +34,7 @@ enum CommandCatalog {
         ],
         summary: "Store a value.",
         discussion: """
-            Without --type, VALUE takes the type the manifest declares for KEY; \
-            without a manifest entry, true and false are booleans, an integer \
+            Without --type, true and false are booleans, an integer \
             literal is an int, a decimal literal (1.5, 2e3) is a double and \
             anything else is a string. The write is durable when the command \
             returns and is seen by running services through their change feed. \
@@ -92,8 +87,7 @@ enum CommandCatalog {
             Reads the whole file first: a malformed file imports nothing and \
             exits with status 4, naming the file and line. Keys already stored \
             are kept unless --overwrite is given; the summary line says how \
-            many were skipped. With --manifest, string values of declared keys \
-            are converted to the declared type and validated.
+            many were skipped.
             """,
         examples: [
             ("import app.properties --format properties", "imports every key"),
@@ -137,13 +131,13 @@ enum CommandCatalog {
 
     static let check = CommandSpec(
         name: "check", argumentsSynopsis: "", argumentCount: (0, 0), options: [],
-        summary: "Validate the store file (and its values against --manifest).",
+        summary: "Validate the store file.",
         discussion: """
             Exits with status 4 and the reason when the file is not a valid \
-            preferences file, and with status 3 after reporting every stored \
-            value that does not fit the manifest. Prints a summary when all is well.
+            preferences file (it is reported, never reset). Prints the path and \
+            the number of stored keys when all is well.
             """,
-        examples: [("--manifest keys.json check", "checks types, ranges and enums")])
+        examples: [("--suite com.example.app check", "checks that suite's file")])
 
     static let path = CommandSpec(
         name: "path", argumentsSynopsis: "", argumentCount: (0, 0), options: [],
