@@ -6,6 +6,7 @@
 //   prefs-harness increment FILE KEY N      N read-modify-write increments via edit
 //   prefs-harness write-loop FILE KEY       set KEY = 1, 2, 3 … forever, printing "ack N"
 //   prefs-harness watch FILE KEY N          print the first N values of KEY's feed, one per line
+//   prefs-harness record-increment FILE N   N increments of HarnessRecord.counter via RecordStore.update
 import Foundation
 import Preferences
 
@@ -63,9 +64,22 @@ struct Harness {
                 remaining -= 1
                 if remaining == 0 { break }
             }
+        case "record-increment":
+            let settings = try await RecordStore<HarnessRecord>(fileURL: url)
+            for _ in 0..<Int(arguments[2])! {
+                try await settings.update { $0.counter += 1 }
+            }
+            say("done")
         default:
-            FileHandle.standardError.write(Data("prefs-harness: unknown command \(arguments[0])\n".utf8))
+            FileHandle.standardError.write(
+                Data("prefs-harness: unknown command \(arguments[0])\n".utf8))
             exit(2)
         }
     }
+}
+
+/// The record `record-increment` updates (the tests declare the same fields).
+struct HarnessRecord: PreferencesRecord {
+    var counter = 0
+    var label = "harness"
 }

@@ -20,7 +20,10 @@ import Foundation
 public enum LegacyReader {
     /// Reads the source at `url` in `format`.
     ///
-    /// - Parameter encoding: used by the properties format only.
+    /// - Parameters:
+    ///   - format: the source's format.
+    ///   - url: the file (or, for envdir, the directory).
+    ///   - encoding: used by the properties format only.
     /// - Throws: ``PreferencesError/io(operation:path:code:message:)`` when the
     ///   source cannot be read (missing, permission denied, a directory where a
     ///   file is expected), ``PreferencesError/legacyFormat(file:line:column:reason:)``

@@ -26,7 +26,9 @@ public final class FileStorage: PreferencesStorage {
 
     /// A backend for the file at `url`.
     ///
-    /// - Parameter maxFileSize: files larger than this read as corrupt.
+    /// - Parameters:
+    ///   - url: the file; a relative path is taken from the current directory.
+    ///   - maxFileSize: files larger than this read as corrupt.
     public init(fileURL url: URL, maxFileSize: Int = PreferencesLimits().maxFileSize) {
         var path = url.path
         if !path.hasPrefix("/") { path = Platform.currentDirectory() + "/" + path }
