@@ -5,7 +5,13 @@ import Preferences
 enum CheckCommand {
     static func run(_ context: CommandContext) async throws {
         let store = try await context.openStore()
-        let count = store.snapshot.values.count
+        let snapshot = store.snapshot
+        let count = snapshot.values.count
+        let problems = context.manifest?.problems(in: snapshot) ?? []
+        if !problems.isEmpty {
+            for problem in problems.dropLast() { context.output.error(problem.message) }
+            throw CommandFailure(.invalidValue, problems[problems.count - 1].message)
+        }
         context.output.print(
             "\(context.fileURL.path): ok, \(count) \(count == 1 ? "key" : "keys")")
     }

@@ -5,7 +5,8 @@ enum GetCommand {
     static func run(_ context: CommandContext) async throws {
         let key = context.argument(0)
         let store = try await context.openStore()
-        guard let value = store.snapshot.values[key] else {
+        guard let value = store.snapshot.values[key] ?? context.manifest?[key]?.defaultValue
+        else {
             throw CommandFailure.notSet(key)
         }
         context.output.print(render(value, json: context.invocation.has("--json")))

@@ -37,7 +37,11 @@ enum ImportCommand {
 
         let contents = try LegacyReader.read(format, at: source, encoding: encoding)
         for warning in contents.warnings { context.output.warning(warning) }
-        let selected = contents.values.filter { $0.key.hasPrefix(prefix) }
+        var chosen = contents.values.filter { $0.key.hasPrefix(prefix) }
+        if let manifest = context.manifest {
+            chosen = try typed(chosen, by: manifest, context: context)
+        }
+        let selected = chosen
 
         let store = try await context.openStore()
         let (imported, skipped) = try await store.edit { preferences in
@@ -58,5 +62,23 @@ enum ImportCommand {
             summary += "; kept \(skipped) already stored (use --overwrite to replace them)"
         }
         context.output.print(summary)
+    }
+
+    /// Strings of declared keys converted to their declared types (SPEC M3),
+    /// then every value checked against its declaration.
+    static func typed(
+        _ values: [String: PreferenceValue], by manifest: PreferencesManifest,
+        context: CommandContext
+    ) throws -> [String: PreferenceValue] {
+        var typed = values
+        for key in values.keys.sorted() {
+            guard let entry = manifest[key], var value = values[key] else { continue }
+            if case .string(let text) = value, entry.type != .string {
+                value = try entry.type.parse(text, forKey: key)
+            }
+            try context.validate(value, forKey: key)
+            typed[key] = value
+        }
+        return typed
     }
 }

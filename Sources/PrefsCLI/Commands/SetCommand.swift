@@ -12,6 +12,9 @@ enum SetCommand {
                     "unknown type '\(typeName)' (use \(ValueType.names))", usage: context.command)
             }
             value = try CommandLineValue.parse(text, as: type, key: key)
+            try context.validate(value.storedForm, forKey: key)
+        } else if let manifest = context.manifest, manifest[key] != nil {
+            value = .value(try manifest.parse(text, forKey: key))
         } else {
             value = .value(CommandLineValue.infer(text))
         }

@@ -7,6 +7,8 @@ struct CommandContext: Sendable {
     let invocation: Invocation
     let command: CommandSpec
     let fileURL: URL
+    /// The key manifest given with `--manifest`, if any.
+    let manifest: PreferencesManifest?
     let output: ToolOutput
     let stopSignal: @Sendable () async -> Void
 
@@ -18,6 +20,9 @@ struct CommandContext: Sendable {
         self.command = command
         self.output = tool.output
         self.stopSignal = tool.stopSignal
+        manifest = try invocation.value("--manifest").map { path in
+            try PreferencesManifest.load(from: URL(fileURLWithPath: path))
+        }
         if let file = invocation.value("--file") {
             guard invocation.value("--suite") == nil else {
                 throw CommandFailure.usage("use either --file or --suite, not both", usage: command)
@@ -32,6 +37,13 @@ struct CommandContext: Sendable {
             fileURL = try PreferencesLocation.fileURL(
                 suite: invocation.value("--suite") ?? PreferencesLocation.defaultSuite,
                 environment: tool.environment)
+        }
+    }
+
+    /// Fails with status 3 when the manifest declares `key` and `value` does not fit.
+    func validate(_ value: PreferenceValue, forKey key: String) throws {
+        if let problem = manifest?.validate(key: key, value: value) {
+            throw CommandFailure(.invalidValue, problem.message)
         }
     }
 

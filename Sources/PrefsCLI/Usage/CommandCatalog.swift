@@ -5,6 +5,9 @@ enum CommandCatalog {
         .value(
             "--suite", "NAME",
             "Use the named suite's file (default 'default'; see 'prefs path --help')."),
+        .value(
+            "--manifest", "FILE",
+            "Type, validate and default keys from a key manifest (JSON)."),
     ]
 
     static let commands: [CommandSpec] = [
@@ -17,7 +20,8 @@ enum CommandCatalog {
         summary: "Print a key's value.",
         discussion: """
             Strings are printed as they are; other values as compact JSON. A key \
-            that is not stored makes the command exit with status 1.
+            that is not stored prints its manifest default when --manifest declares \
+            one; otherwise the command exits with status 1.
             """,
         examples: [
             ("get language", "prints: fr"),
@@ -34,9 +38,11 @@ enum CommandCatalog {
         ],
         summary: "Store a value.",
         discussion: """
-            Without --type, true and false are booleans, an integer \
+            Without --type, VALUE takes the type the manifest declares for KEY; \
+            without a manifest entry, true and false are booleans, an integer \
             literal is an int, a decimal literal (1.5, 2e3) is a double and \
-            anything else is a string. The write is durable when the command \
+            anything else is a string. With --manifest the value must also fit \
+            the key's declared type, range and allowed values. The write is durable when the command \
             returns and is seen by running services through their change feed. \
             Use -- before a VALUE that starts with a dash.
             """,
@@ -87,7 +93,9 @@ enum CommandCatalog {
             Reads the whole file first: a malformed file imports nothing and \
             exits with status 4, naming the file and line. Keys already stored \
             are kept unless --overwrite is given; the summary line says how \
-            many were skipped.
+            many were skipped. With --manifest, string values of declared keys \
+            are converted to the declared type, and every imported value must \
+            fit its declaration.
             """,
         examples: [
             ("import app.properties --format properties", "imports every key"),
@@ -131,13 +139,18 @@ enum CommandCatalog {
 
     static let check = CommandSpec(
         name: "check", argumentsSynopsis: "", argumentCount: (0, 0), options: [],
-        summary: "Validate the store file.",
+        summary: "Validate the store file (and its values against --manifest).",
         discussion: """
             Exits with status 4 and the reason when the file is not a valid \
             preferences file (it is reported, never reset). Prints the path and \
-            the number of stored keys when all is well.
+            the number of stored keys when all is well. With --manifest, every \
+            stored value that does not fit its declaration is reported on its \
+            own line and the command exits with status 3.
             """,
-        examples: [("--suite com.example.app check", "checks that suite's file")])
+        examples: [
+            ("--suite com.example.app check", "checks that suite's file"),
+            ("--manifest keys.json check", "also checks types, ranges and allowed values"),
+        ])
 
     static let path = CommandSpec(
         name: "path", argumentsSynopsis: "", argumentCount: (0, 0), options: [],

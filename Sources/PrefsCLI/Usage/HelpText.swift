@@ -6,7 +6,7 @@ enum HelpText {
         var lines = [
             "prefs — read and change preferences stores from the shell.",
             "",
-            "usage: prefs [--file PATH | --suite NAME] COMMAND [ARGS]",
+            "usage: prefs [--file PATH | --suite NAME] [--manifest FILE] COMMAND [ARGS]",
             "",
             "commands:",
         ]

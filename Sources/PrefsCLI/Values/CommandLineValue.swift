@@ -17,6 +17,17 @@ enum CommandLineValue: Sendable, Equatable {
         }
     }
 
+    /// The value as the file will hold it, for validation: dates as ISO 8601 UTC text.
+    var storedForm: PreferenceValue {
+        switch self {
+        case .value(let value): return value
+        case .date(let date):
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            return .string(formatter.string(from: date))
+        }
+    }
+
     /// Reads `text` as `type` (SPEC §7.2, with --type).
     static func parse(_ text: String, as type: ValueType, key: String) throws(CommandFailure)
         -> CommandLineValue

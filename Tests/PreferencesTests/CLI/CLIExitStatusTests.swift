@@ -29,6 +29,9 @@ import Testing
         Failure(
             arguments: ["list", "--json=yes"], status: 2, message: "option '--json' takes no value"),
         Failure(
+            arguments: ["list", "--manifest"], status: 2,
+            message: "option '--manifest' needs a value"),
+        Failure(
             arguments: ["export", "--format", "yaml"], status: 2,
             message: "unknown export format 'yaml'"),
         Failure(arguments: [], status: 2, message: "missing command"),

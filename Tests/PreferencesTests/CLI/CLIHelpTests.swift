@@ -15,7 +15,7 @@ import Testing
         let text = output.standardOutput
         #expect(
             text.contains(
-                "usage: prefs [--file PATH | --suite NAME] COMMAND [ARGS]"))
+                "usage: prefs [--file PATH | --suite NAME] [--manifest FILE] COMMAND [ARGS]"))
         for command in Self.commands {
             #expect(text.contains("\n  \(command) "), "missing \(command)")
         }
