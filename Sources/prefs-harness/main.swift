@@ -7,6 +7,8 @@
 //   prefs-harness write-loop FILE KEY       set KEY = 1, 2, 3 … forever, printing "ack N"
 //   prefs-harness watch FILE KEY N          print the first N values of KEY's feed, one per line
 //   prefs-harness record-increment FILE N   N increments of HarnessRecord.counter via RecordStore.update
+//   prefs-harness migrate FILE LEGACY [rename|remove]
+//                                           print "opening", open with the migrations below, print "done"
 import Foundation
 import Preferences
 
@@ -69,6 +71,22 @@ struct Harness {
             for _ in 0..<Int(arguments[2])! {
                 try await settings.update { $0.counter += 1 }
             }
+            say("done")
+        case "migrate":
+            // The same list the migration crash test runs in process: two
+            // versioned steps on the store's own keys, then a properties import.
+            let cleanUp: LegacyImport.SourceCleanUp =
+                arguments.count > 3 && arguments[3] == "remove" ? .remove : .rename
+            let migrations: [any PreferencesMigration] = [
+                VersionedMigration(version: 1, .rename("zoom", to: "map_zoom")),
+                VersionedMigration(version: 2, .retype("map_zoom", as: .double)),
+                LegacyImport(
+                    .properties, at: URL(fileURLWithPath: arguments[2]),
+                    keys: .prefix("app.", removingPrefix: true), types: ["dark_mode": .bool],
+                    afterImport: cleanUp),
+            ]
+            say("opening")
+            _ = try await PreferencesStore(fileURL: url, migrations: migrations)
             say("done")
         default:
             FileHandle.standardError.write(

@@ -143,6 +143,6 @@ public final class FileStorage: PreferencesStorage {
     }
 
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
-        try FileWatcher.start(path: targetPath, onChange: onChange)
+        try FileWatcher.start(path: path, onChange: onChange)
     }
 }
