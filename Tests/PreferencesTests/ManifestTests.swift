@@ -173,7 +173,7 @@ private struct ManifestSettings: PreferencesRecord {
         ("undeclared_ratio", "0.25", 0.25),
         ("undeclared_text", "0x10", "0x10"),
         ("undeclared_text", "hello world", "hello world"),
-        ("undeclared_big", "99999999999999999999", 1e20),
+        ("undeclared_big", "99999999999999999999", "99999999999999999999"),
     ]
 
     @Test(arguments: parsedTexts)

@@ -32,7 +32,10 @@ public enum PreferenceValueType: String, Sendable, CaseIterable, Codable {
     public static func inferred(from text: String) -> PreferenceValueType {
         if text == "true" || text == "false" { return .bool }
         guard let literal = NumberLiteral(text) else { return .string }
-        if literal.isInteger && Int64(text) != nil { return .int }
+        if literal.isInteger {
+            // Integers beyond 64 bits stay text rather than losing digits.
+            return Int64(text) != nil ? .int : .string
+        }
         return .double
     }
 

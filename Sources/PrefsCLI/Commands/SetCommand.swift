@@ -5,22 +5,23 @@ enum SetCommand {
     static func run(_ context: CommandContext) async throws {
         let key = context.argument(0)
         let text = context.argument(1)
-        let value: CommandLineValue
+        let value: PreferenceValue
         if let typeName = context.invocation.value("--type") {
-            guard let type = ValueType(rawValue: typeName) else {
+            guard let type = PreferenceValueType(rawValue: typeName) else {
+                let names = PreferenceValueType.allCases.map(\.rawValue).joined(separator: ", ")
                 throw CommandFailure.usage(
-                    "unknown type '\(typeName)' (use \(ValueType.names))", usage: context.command)
+                    "unknown type '\(typeName)' (use \(names))", usage: context.command)
             }
-            value = try CommandLineValue.parse(text, as: type, key: key)
-            try context.validate(value.storedForm, forKey: key)
+            value = try type.parse(text, forKey: key)
+            try context.validate(value, forKey: key)
         } else if let manifest = context.manifest, manifest[key] != nil {
-            value = .value(try manifest.parse(text, forKey: key))
+            value = try manifest.parse(text, forKey: key)
         } else {
-            value = .value(CommandLineValue.infer(text))
+            value = try PreferenceValueType.inferred(from: text).parse(text, forKey: key)
         }
         let store = try await context.openStore()
         try await store.edit { preferences in
-            try value.store(in: &preferences, key: key)
+            preferences[raw: key] = value
         }
     }
 }

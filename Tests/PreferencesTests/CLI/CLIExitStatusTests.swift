@@ -36,8 +36,8 @@ import Testing
             message: "unknown export format 'yaml'"),
         Failure(arguments: [], status: 2, message: "missing command"),
         Failure(
-            arguments: ["set", "k", "yes", "--type", "bool"], status: 3,
-            message: "invalid value for key 'k': 'yes' is not a bool"),
+            arguments: ["set", "k", "maybe", "--type", "bool"], status: 3,
+            message: "invalid value for key 'k': 'maybe' is not a bool"),
         Failure(
             arguments: ["set", "k", "1.5", "--type", "int"], status: 3,
             message: "invalid value for key 'k': '1.5' is not an integer"),
@@ -49,7 +49,7 @@ import Testing
             message: "invalid value for key 'k': 'ten' is not a number"),
         Failure(
             arguments: ["set", "k", "{\"a\":", "--type", "json"], status: 3,
-            message: "invalid value for key 'k': not JSON"),
+            message: "invalid value for key 'k': '{\"a\":' is not JSON"),
         Failure(
             arguments: ["set", "k", "yesterday", "--type", "date"], status: 3,
             message: "invalid value for key 'k': 'yesterday' is not an ISO 8601 date"),
