@@ -268,7 +268,7 @@ private struct ManifestSettings: PreferencesRecord {
         #expect {
             try Self.manifest(text, in: directory)
         } throws: { error in
-            guard let error = error as? PreferencesError, case .corrupted(let file, _) = error
+            guard let error = error as? PreferencesError, case .invalidManifest(let file, _) = error
             else { return false }
             return file == directory.file("keys.json").path && error.description.contains(reason)
         }

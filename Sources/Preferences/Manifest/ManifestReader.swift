@@ -8,7 +8,7 @@ struct ManifestReader {
     ]
 
     func fail(_ reason: String) -> PreferencesError {
-        .corrupted(file: source, reason: reason)
+        .invalidManifest(file: source, reason: reason)
     }
 
     func manifest(from root: PreferenceValue) throws -> PreferencesManifest {

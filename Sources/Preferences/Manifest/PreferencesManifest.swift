@@ -92,25 +92,25 @@ public struct PreferencesManifest: Sendable, Equatable {
     /// Reads a manifest file.
     ///
     /// - Throws: ``PreferencesError/io(operation:path:code:message:)`` when
-    ///   the file cannot be read, and ``PreferencesError/corrupted(file:reason:)``
+    ///   the file cannot be read, and ``PreferencesError/invalidManifest(file:reason:)``
     ///   naming the file and the entry at fault when it is not a valid manifest.
     public static func load(from url: URL) throws -> PreferencesManifest {
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch {
-            let code = (error as NSError).code
-            throw PreferencesError.io(
-                operation: "read", path: url.path, code: Int32(truncatingIfNeeded: code),
-                message: (error as NSError).localizedDescription)
+        guard let (bytes, _) = try Platform.readFile(url.path, limit: 16 << 20) else {
+            throw Platform.ioError("open", url.path, code: Platform.notFound)
         }
         return try PreferencesManifest(
-            jsonText: String(decoding: data, as: UTF8.self), source: url.path)
+            jsonText: String(decoding: bytes, as: UTF8.self), source: url.path)
     }
 
     /// Parses manifest JSON; `source` names it in errors.
     public init(jsonText: String, source: String = "<manifest>") throws {
-        let root = try PreferenceValue(jsonText: jsonText, source: source)
+        let root: PreferenceValue
+        do {
+            root = try PreferenceValue(jsonText: jsonText, source: source)
+        } catch PreferencesError.corrupted(_, let reason) {
+            throw PreferencesError.invalidManifest(
+                file: source, reason: "not valid JSON: \(reason)")
+        }
         self = try ManifestReader(source: source).manifest(from: root)
     }
 

@@ -28,7 +28,7 @@ struct CommandFailure: Error, Sendable {
         let status: ExitStatus
         switch error {
         case .io: status = .ioError
-        case .corrupted, .legacyFormat, .migrationFailed: status = .corrupt
+        case .corrupted, .legacyFormat, .migrationFailed, .invalidManifest: status = .corrupt
         case .typeMismatch, .invalidKey, .invalidValue, .limitExceeded: status = .invalidValue
         case .invalidSuiteName: status = .usage
         }
