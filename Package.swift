@@ -14,6 +14,9 @@ let package = Package(
         .target(name: "PrefsCLI", dependencies: ["Preferences"]),
         .executableTarget(name: "prefs", dependencies: ["PrefsCLI"]),
         .executableTarget(name: "prefs-bench", dependencies: ["Preferences"]),
+        // A small settings-driven service: migrates at start-up, reads typed
+        // settings, and reacts to `prefs set` from another shell.
+        .executableTarget(name: "prefs-example", dependencies: ["Preferences"]),
         // A small child program the tests and reliability harnesses start as a
         // real, separate process (crash, multi-process and fault scenarios).
         .executableTarget(name: "prefs-harness", dependencies: ["Preferences"]),

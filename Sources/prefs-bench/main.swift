@@ -9,14 +9,14 @@ import Preferences
 let arguments = Array(CommandLine.arguments.dropFirst())
 
 if arguments.first == "--writer" {
-    // Child for P5: for each number read on stdin, set it and print the wall
-    // clock right after the set returned.
+    // Child for P5: for each number read on stdin, print the wall clock and
+    // set it.
     let url = URL(fileURLWithPath: arguments[1])
     let store = try await PreferencesStore(fileURL: url)
     FileHandle.standardOutput.write(Data("ready\n".utf8))
     while let line = readLine(), let value = Int(line) {
-        try await store.set(.benchCounter, value)
         FileHandle.standardOutput.write(Data("\(wallClock())\n".utf8))
+        try await store.set(.benchCounter, value)
     }
     exit(0)
 }

@@ -6,6 +6,9 @@
 //   prefs-harness increment FILE KEY N      N read-modify-write increments via edit
 //   prefs-harness write-loop FILE KEY       set KEY = 1, 2, 3 … forever, printing "ack N"
 //   prefs-harness watch FILE KEY N          print the first N values of KEY's feed, one per line
+//   prefs-harness record-increment FILE N   N increments of HarnessRecord.counter via RecordStore.update
+//   prefs-harness migrate FILE LEGACY [rename|remove]
+//                                           print "opening", open with the migrations below, print "done"
 //   prefs-harness set-once FILE KEY INT     set, print "ok", exit
 //   prefs-harness serve FILE                one store, driven by stdin lines:
 //                                             "set KEY INT" -> "ok" | "error io CODE …" | "error …"
@@ -67,6 +70,28 @@ struct Harness {
                 remaining -= 1
                 if remaining == 0 { break }
             }
+        case "record-increment":
+            let settings = try await RecordStore<HarnessRecord>(fileURL: url)
+            for _ in 0..<Int(arguments[2])! {
+                try await settings.update { $0.counter += 1 }
+            }
+            say("done")
+        case "migrate":
+            // The same list the migration crash test runs in process: two
+            // versioned steps on the store's own keys, then a properties import.
+            let cleanUp: LegacyImport.SourceCleanUp =
+                arguments.count > 3 && arguments[3] == "remove" ? .remove : .rename
+            let migrations: [any PreferencesMigration] = [
+                VersionedMigration(version: 1, .rename("zoom", to: "map_zoom")),
+                VersionedMigration(version: 2, .retype("map_zoom", as: .double)),
+                LegacyImport(
+                    .properties, at: URL(fileURLWithPath: arguments[2]),
+                    keys: .prefix("app.", removingPrefix: true), types: ["dark_mode": .bool],
+                    afterImport: cleanUp),
+            ]
+            say("opening")
+            _ = try await PreferencesStore(fileURL: url, migrations: migrations)
+            say("done")
         case "set-once":
             let store = try await PreferencesStore(fileURL: url)
             try await store.set(PreferenceKey<Int>(arguments[2], default: 0), Int(arguments[3])!)
@@ -96,8 +121,15 @@ struct Harness {
                 }
             }
         default:
-            FileHandle.standardError.write(Data("prefs-harness: unknown command \(arguments[0])\n".utf8))
+            FileHandle.standardError.write(
+                Data("prefs-harness: unknown command \(arguments[0])\n".utf8))
             exit(2)
         }
     }
+}
+
+/// The record `record-increment` updates (the tests declare the same fields).
+struct HarnessRecord: PreferencesRecord {
+    var counter = 0
+    var label = "harness"
 }

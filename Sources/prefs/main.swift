@@ -1,1 +1,5 @@
-print("prefs")
+import Foundation
+import PrefsCLI
+
+let status = await PrefsTool().run(Array(CommandLine.arguments.dropFirst()))
+exit(status.rawValue)

@@ -215,6 +215,21 @@ import Testing
         }
     }
 
+    @Test func aFIFOWhereTheFileShouldBeIsAnIOErrorNotAHang() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        #expect(mkfifo(url.path, 0o600) == 0)
+        await #expect {
+            _ = try await PreferencesStore(fileURL: url)
+        } throws: { error in
+            guard case PreferencesError.io(_, let path, _, let message) = error else { return false }
+            return path == url.path && message == "not a regular file"
+        }
+        #expect(throws: PreferencesError.self) {
+            _ = try LegacyReader.read(.properties, at: url)
+        }
+    }
+
     @Test func suiteNamesResolveAndCannotEscape() throws {
         let environment = ["PREFS_HOME": "/srv/prefs", "XDG_CONFIG_HOME": "/x", "HOME": "/home/u"]
         #expect(

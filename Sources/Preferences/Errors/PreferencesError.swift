@@ -43,6 +43,9 @@ public enum PreferencesError: Error, Sendable, Equatable {
 
     /// A suite name that is not `[A-Za-z0-9._-]+` or starts with a dot.
     case invalidSuiteName(String)
+
+    /// A key manifest that is not valid; `reason` names the entry at fault.
+    case invalidManifest(file: String, reason: String)
 }
 
 extension PreferencesError: CustomStringConvertible, CustomDebugStringConvertible {
@@ -69,6 +72,8 @@ extension PreferencesError: CustomStringConvertible, CustomDebugStringConvertibl
             return "\(place): \(reason)"
         case .migrationFailed(let step, let reason):
             return "migration '\(step)' failed: \(reason)"
+        case .invalidManifest(let file, let reason):
+            return "\(file) is not a valid key manifest: \(reason)"
         case .invalidSuiteName(let name):
             return
                 "invalid suite name '\(name)': use letters, digits, '.', '_' and '-', not starting with '.'"

@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Reads a legacy settings source from disk: the only I/O of the importers.
 ///
 /// The parsers themselves are pure functions of bytes; this type reads the
@@ -20,7 +14,10 @@ import Foundation
 public enum LegacyReader {
     /// Reads the source at `url` in `format`.
     ///
-    /// - Parameter encoding: used by the properties format only.
+    /// - Parameters:
+    ///   - format: the source's format.
+    ///   - url: the file (or, for envdir, the directory).
+    ///   - encoding: used by the properties format only.
     /// - Throws: ``PreferencesError/io(operation:path:code:message:)`` when the
     ///   source cannot be read (missing, permission denied, a directory where a
     ///   file is expected), ``PreferencesError/legacyFormat(file:line:column:reason:)``
@@ -59,81 +56,40 @@ public enum LegacyReader {
         return exists(backup.path) ? [url, backup] : [url]
     }
 
-    // MARK: - System calls
+    // MARK: - Files
+
+    /// Legacy files larger than this are refused rather than read into memory.
+    static let maxFileSize = 256 << 20
 
     private static func exists(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0
-    }
-
-    private static func ioError(_ operation: String, _ path: String, _ code: Int32)
-        -> PreferencesError
-    {
-        .io(operation: operation, path: path, code: code, message: String(cString: strerror(code)))
+        (try? Platform.fileStamp(path)) != nil
     }
 
     /// The whole content of the regular file at `path`.
     static func readFile(_ path: String) throws -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw ioError("open", path, errno) }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw ioError("stat", path, errno) }
-        if info.st_mode & S_IFMT == S_IFDIR { throw ioError("read", path, EISDIR) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(Int(max(info.st_size, 0)))
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes {
-                systemRead(descriptor, $0.baseAddress, $0.count)
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw ioError("read", path, errno)
-            }
-            if count == 0 { return bytes }
-            bytes.append(contentsOf: chunk[0..<count])
+        guard let (bytes, _) = try Platform.readFile(path, limit: maxFileSize) else {
+            throw Platform.ioError("open", path, code: Platform.notFound)
         }
+        return bytes
     }
 
     /// The entries of the envdir at `path`, symbolic links followed as
     /// `envdir` follows them when it opens each file.
     private static func listDirectory(_ path: String) throws -> [EnvdirParser.Entry] {
-        var info = stat()
-        guard stat(path, &info) == 0 else { throw ioError("open", path, errno) }
-        guard info.st_mode & S_IFMT == S_IFDIR else { throw ioError("open", path, ENOTDIR) }
-        guard let directory = opendir(path) else { throw ioError("open", path, errno) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: &entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        closedir(directory)
-        return try names.sorted().map { name in
+        try Platform.listDirectory(path).map { name, kind in
             let entryPath = path.hasSuffix("/") ? path + name : path + "/" + name
-            var entryInfo = stat()
-            guard !name.hasPrefix("."), stat(entryPath, &entryInfo) == 0 else {
-                // Hidden entries are skipped unread; a dangling link is "other".
-                return EnvdirParser.Entry(name: name, kind: .other, contents: [])
-            }
-            switch entryInfo.st_mode & S_IFMT {
-            case S_IFREG:
-                let contents = name.contains("=") ? [] : try readFile(entryPath)
-                return EnvdirParser.Entry(name: name, kind: .regular, contents: contents)
-            case S_IFDIR:
+            switch kind {
+            // Hidden entries and names with '=' are skipped by the parser unread.
+            case .regular where !name.hasPrefix(".") && !name.contains("="):
+                return EnvdirParser.Entry(
+                    name: name, kind: .regular, contents: try readFile(entryPath))
+            case .regular:
+                return EnvdirParser.Entry(name: name, kind: .regular, contents: [])
+            case .directory:
                 return EnvdirParser.Entry(name: name, kind: .directory, contents: [])
-            default:
+            case .other:
                 return EnvdirParser.Entry(name: name, kind: .other, contents: [])
             }
         }
     }
-}
-
-/// `read(2)`, named apart from ``LegacyReader/read(_:at:encoding:)``.
-private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int)
-    -> Int
-{
-    read(descriptor, buffer, count)
 }

@@ -20,8 +20,8 @@ enum PropertiesParser {
         var result: [String: PreferenceValue] = [:]
         while let line = reader.readLine() {
             let (keyEnd, valueStart) = split(line.units)
-            let key = try unescape(line, 0..<keyEnd, file: file)
-            let value = try unescape(line, valueStart..<line.units.count, file: file)
+            let key = try unescape(line, 0..<keyEnd, text: text, file: file)
+            let value = try unescape(line, valueStart..<line.units.count, text: text, file: file)
             result[key] = .string(value)
         }
         return result
@@ -29,12 +29,35 @@ enum PropertiesParser {
 
     // MARK: - Decoding
 
-    /// The decoded file: UTF-16 code units, each with the 1-based line and
-    /// column (in characters) it came from, for error messages.
+    /// The decoded file as UTF-16 code units. Lines and columns are worked
+    /// out from an offset only when an error needs them.
     struct DecodedText {
         var units: [UInt16] = []
-        var lines: [Int32] = []
-        var columns: [Int32] = []
+
+        /// The 1-based line and column (in characters) of the unit at `offset`.
+        func position(of offset: Int) -> (line: Int, column: Int) {
+            var line = 1
+            var column = 1
+            var previousWasCR = false
+            var index = 0
+            while index < min(offset, units.count) {
+                let unit = units[index]
+                if unit == 0x0A {
+                    if !previousWasCR { line += 1 }
+                    column = 1
+                } else if unit == 0x0D {
+                    line += 1
+                    column = 1
+                } else if !(0xDC00..<0xE000).contains(unit) || index == 0
+                    || !(0xD800..<0xDC00).contains(units[index - 1])
+                {
+                    column += 1
+                }
+                previousWasCR = unit == 0x0D
+                index += 1
+            }
+            return (line, column)
+        }
     }
 
     private static func decode(_ bytes: [UInt8], encoding: PropertiesEncoding, file: String)
@@ -42,47 +65,30 @@ enum PropertiesParser {
     {
         var text = DecodedText()
         text.units.reserveCapacity(bytes.count)
-        text.lines.reserveCapacity(bytes.count)
-        text.columns.reserveCapacity(bytes.count)
-        var line: Int32 = 1
-        var column: Int32 = 1
-        var previousWasCR = false
-        func append(_ scalar: UInt32) {
-            let position = (line, column)
-            if scalar == 0x0A {
-                if !previousWasCR { line += 1 }
-                column = 1
-            } else if scalar == 0x0D {
-                line += 1
-                column = 1
-            } else {
-                column += 1
-            }
-            previousWasCR = scalar == 0x0D
-            if scalar >= 0x10000 {
-                let value = scalar - 0x10000
-                text.units.append(UInt16(0xD800 + (value >> 10)))
-                text.units.append(UInt16(0xDC00 + (value & 0x3FF)))
-                text.lines.append(contentsOf: [position.0, position.0])
-                text.columns.append(contentsOf: [position.1, position.1])
-            } else {
-                text.units.append(UInt16(scalar))
-                text.lines.append(position.0)
-                text.columns.append(position.1)
-            }
-        }
         switch encoding {
         case .iso8859_1:
-            for byte in bytes { append(UInt32(byte)) }
+            for byte in bytes { text.units.append(UInt16(byte)) }
         case .utf8:
             var index = 0
             while index < bytes.count {
+                let first = bytes[index]
+                if first < 0x80 {
+                    text.units.append(UInt16(first))
+                    index += 1
+                    continue
+                }
                 guard let (scalar, length) = decodeUTF8(bytes, at: index) else {
                     throw PreferencesError.legacyFormat(
-                        file: file, line: Int(line), column: nil,
+                        file: file, line: text.position(of: text.units.count).line, column: nil,
                         reason: "invalid UTF-8 at byte offset \(index)")
                 }
-                append(scalar)
+                if scalar >= 0x10000 {
+                    let value = scalar - 0x10000
+                    text.units.append(UInt16(0xD800 + (value >> 10)))
+                    text.units.append(UInt16(0xDC00 + (value & 0x3FF)))
+                } else {
+                    text.units.append(UInt16(scalar))
+                }
                 index += length
             }
         }
@@ -120,11 +126,11 @@ enum PropertiesParser {
 
     // MARK: - Logical lines
 
-    /// One logical line: its code units with the positions they came from.
+    /// One logical line: its code units, each with its offset in the text
+    /// (for error positions).
     struct LogicalLine {
         var units: [UInt16] = []
-        var lines: [Int32] = []
-        var columns: [Int32] = []
+        var origins: [Int32] = []
     }
 
     /// JDK 17's `Properties.LineReader`: joins continued lines, drops
@@ -185,8 +191,7 @@ enum PropertiesParser {
                 }
                 if char != Self.newline && char != Self.carriageReturn {
                     line.units.append(char)
-                    line.lines.append(text.lines[position])
-                    line.columns.append(text.columns[position])
+                    line.origins.append(Int32(truncatingIfNeeded: position))
                     precedingBackslash = char == Self.backslash ? !precedingBackslash : false
                     continue
                 }
@@ -244,9 +249,9 @@ enum PropertiesParser {
     }
 
     /// `Properties.loadConvert`: decodes the escapes of one key or value.
-    private static func unescape(_ line: LogicalLine, _ range: Range<Int>, file: String) throws
-        -> String
-    {
+    private static func unescape(
+        _ line: LogicalLine, _ range: Range<Int>, text: DecodedText, file: String
+    ) throws -> String {
         var out: [UInt16] = []
         out.reserveCapacity(range.count)
         var index = range.lowerBound
@@ -272,9 +277,9 @@ enum PropertiesParser {
                             decoding: line.units[
                                 escapeStart..<min(escapeStart + 6, range.upperBound)],
                             as: UTF16.self)
+                        let place = text.position(of: Int(line.origins[escapeStart]))
                         throw PreferencesError.legacyFormat(
-                            file: file, line: Int(line.lines[escapeStart]),
-                            column: Int(line.columns[escapeStart]),
+                            file: file, line: place.line, column: place.column,
                             reason: "malformed \\uxxxx escape '\(shown)' (need four hex digits)")
                     }
                     value = value << 4 | digit
@@ -288,7 +293,47 @@ enum PropertiesParser {
             default: out.append(char)
             }
         }
-        return String(decoding: out, as: UTF16.self)
+        return string(fromUTF16: out)
+    }
+
+    /// A string from UTF-16 code units, lone surrogates as U+FFFD, going
+    /// through UTF-8 (the standard library's fast path).
+    static func string(fromUTF16 units: [UInt16]) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(units.count)
+        var index = 0
+        while index < units.count {
+            let unit = units[index]
+            index += 1
+            var scalar = UInt32(unit)
+            if unit < 0x80 {
+                bytes.append(UInt8(unit))
+                continue
+            }
+            if (0xD800..<0xDC00).contains(unit), index < units.count,
+                (0xDC00..<0xE000).contains(units[index])
+            {
+                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (UInt32(units[index]) - 0xDC00)
+                index += 1
+            } else if (0xD800..<0xE000).contains(unit) {
+                scalar = 0xFFFD
+            }
+            switch scalar {
+            case 0..<0x800:
+                bytes.append(UInt8(0xC0 | scalar >> 6))
+                bytes.append(UInt8(0x80 | scalar & 0x3F))
+            case 0x800..<0x10000:
+                bytes.append(UInt8(0xE0 | scalar >> 12))
+                bytes.append(UInt8(0x80 | (scalar >> 6) & 0x3F))
+                bytes.append(UInt8(0x80 | scalar & 0x3F))
+            default:
+                bytes.append(UInt8(0xF0 | scalar >> 18))
+                bytes.append(UInt8(0x80 | (scalar >> 12) & 0x3F))
+                bytes.append(UInt8(0x80 | (scalar >> 6) & 0x3F))
+                bytes.append(UInt8(0x80 | scalar & 0x3F))
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static func hexValue(_ unit: UInt16) -> UInt16? {
@@ -304,7 +349,6 @@ enum PropertiesParser {
 extension PropertiesParser.LogicalLine {
     fileprivate mutating func removeLast() {
         units.removeLast()
-        lines.removeLast()
-        columns.removeLast()
+        origins.removeLast()
     }
 }

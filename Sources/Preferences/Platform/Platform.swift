@@ -89,7 +89,8 @@ enum Platform {
 
     /// Reads a whole regular file. nil when it does not exist.
     static func readFile(_ path: String, limit: Int) throws -> (bytes: [UInt8], stamp: FileStamp)? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK so that a FIFO at the path cannot hang the open.
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         if descriptor < 0 {
             let code = errno
             if code == ENOENT { return nil }
@@ -98,6 +99,10 @@ enum Platform {
         defer { close(descriptor) }
         let info = try fileStamp(descriptor: descriptor, path: path)
         if info.isDirectory { throw ioError("read", path, code: EISDIR) }
+        if !info.isRegularFile {
+            throw PreferencesError.io(
+                operation: "read", path: path, code: EINVAL, message: "not a regular file")
+        }
         if info.size > Int64(limit) {
             throw PreferencesError.corrupted(
                 file: path, reason: "file is \(info.size) bytes, over the limit of \(limit) bytes")

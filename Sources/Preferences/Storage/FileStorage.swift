@@ -26,7 +26,9 @@ public final class FileStorage: PreferencesStorage {
 
     /// A backend for the file at `url`.
     ///
-    /// - Parameter maxFileSize: files larger than this read as corrupt.
+    /// - Parameters:
+    ///   - url: the file; a relative path is taken from the current directory.
+    ///   - maxFileSize: files larger than this read as corrupt.
     public init(fileURL url: URL, maxFileSize: Int = PreferencesLimits().maxFileSize) {
         var path = url.path
         if !path.hasPrefix("/") { path = Platform.currentDirectory() + "/" + path }
@@ -141,6 +143,6 @@ public final class FileStorage: PreferencesStorage {
     }
 
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
-        try FileWatcher.start(path: targetPath, onChange: onChange)
+        try FileWatcher.start(path: path, onChange: onChange)
     }
 }

@@ -55,7 +55,8 @@ public protocol PreferencesStorage: AnyObject, Sendable {
     var identity: String? { get }
 
     /// Reads the document. A backend that holds nothing returns nil bytes with
-    /// ``StorageRevision/absent``. I/O failures throw ``PreferencesError/io``.
+    /// ``StorageRevision/absent``. I/O failures throw
+    /// ``PreferencesError/io(operation:path:code:message:)``.
     func read() throws -> StoredContents
 
     /// The current revision, cheaply (without reading the document).

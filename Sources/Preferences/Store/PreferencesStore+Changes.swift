@@ -16,10 +16,24 @@ extension PreferencesStore {
     /// ```
     public func changes<Value>(_ key: PreferenceKey<Value>) -> AsyncStream<Value> {
         let name = key.name
-        return makeFeed(distinctBy: { snapshot in snapshot.values[name] }) { snapshot in snapshot[key] }
+        return makeFeed(distinctBy: { snapshot in snapshot.values[name] }) { snapshot in
+            snapshot[key]
+        }
     }
 
     /// The whole state now, then each new distinct state.
+    ///
+    /// The same rules as ``changes(_:)`` apply. An external write that
+    /// leaves the file corrupt yields nothing and does not end the feed: the
+    /// store keeps its last good state and lists the problem in
+    /// ``problems``; the next valid write is delivered as usual. Deleting
+    /// the file yields a snapshot with no stored values (every key's default).
+    ///
+    /// ```swift
+    /// for await snapshot in store.changes() {
+    ///     render(snapshot[.darkMode], snapshot[.language])
+    /// }
+    /// ```
     public func changes() -> AsyncStream<PreferencesSnapshot> {
         makeFeed(distinctBy: nil as (@Sendable (PreferencesSnapshot) -> Int)?) { $0 }
     }

@@ -34,6 +34,7 @@ public final class PreferencesStore: Sendable {
     /// 0700) on the first write.
     ///
     /// - Parameters:
+    ///   - fileURL: the store's file.
     ///   - migrations: run in order while opening; see ``PreferencesMigration``.
     ///   - corruption: what to do with a file that is not a valid preferences file.
     ///   - limits: size limits for the file, keys and nesting.

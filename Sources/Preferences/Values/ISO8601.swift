@@ -4,7 +4,8 @@ import Foundation
 ///
 /// The writer uses as few fractional digits as reproduce the `Date` exactly,
 /// so a date read back equals the date written: `2026-11-29T16:11:08Z`, or
-/// `2026-11-29T16:11:08.25Z`. The reader also accepts `±HH:MM` offsets.
+/// `2026-11-29T16:11:08.25Z`. The reader also accepts `±HH:MM` offsets and a
+/// date alone (`2026-11-29`, midnight UTC).
 enum ISO8601 {
     private static let referenceOffset: Int64 = 978_307_200  // 1970 → 2001
 
@@ -65,8 +66,16 @@ enum ISO8601 {
             return true
         }
         guard let year = number(4), expect(0x2D), let month = number(2), expect(0x2D),
-            let day = number(2), index < bytes.count, bytes[index] | 0x20 == 0x74
+            let day = number(2)
         else { return nil }
+        // A date alone is midnight UTC.
+        if index == bytes.count {
+            guard (1...12).contains(month), (1...31).contains(day) else { return nil }
+            let seconds = Platform.utcSeconds(
+                year: year, month: month, day: day, hour: 0, minute: 0, second: 0)
+            return Date(timeIntervalSinceReferenceDate: Double(seconds - referenceOffset))
+        }
+        guard index < bytes.count, bytes[index] | 0x20 == 0x74 else { return nil }
         index += 1
         guard let hour = number(2), expect(0x3A), let minute = number(2), expect(0x3A),
             let second = number(2)

@@ -1,0 +1,196 @@
+import Foundation
+
+/// The declared type of a key in a key manifest, and of `prefs set --type`.
+///
+/// Each type says which stored JSON values fit it and how a command-line
+/// string becomes a stored value. The names are the ones `prefs` accepts:
+/// `bool`, `int`, `double`, `string`, `json`, `date` and `data`.
+///
+/// ```swift
+/// let zoom = try PreferenceValueType.double.parse("14.5", forKey: "map_zoom")  // .double(14.5)
+/// PreferenceValueType.inferred(from: "42")                                     // .int
+/// ```
+public enum PreferenceValueType: String, Sendable, CaseIterable, Codable {
+    /// `true` or `false`.
+    case bool
+    /// A 64-bit integer.
+    case int
+    /// A number; integers fit too, and the strings `NaN`, `Infinity`, `-Infinity`.
+    case double
+    /// Any string.
+    case string
+    /// Any JSON value: arrays, objects, and nested Codable types.
+    case json
+    /// An ISO 8601 date string, as dates are stored (SPEC §5).
+    case date
+    /// A base64 string, as `Data` is stored.
+    case data
+
+    /// The type `prefs set` gives an untyped command-line value (SPEC §7.2):
+    /// `true`/`false` are bool, an integer literal is int, a decimal literal
+    /// is double, and anything else is a string.
+    public static func inferred(from text: String) -> PreferenceValueType {
+        if text == "true" || text == "false" { return .bool }
+        guard let literal = NumberLiteral(text) else { return .string }
+        if literal.isInteger {
+            // Integers beyond 64 bits stay text rather than losing digits.
+            return Int64(text) != nil ? .int : .string
+        }
+        return .double
+    }
+
+    /// Converts a command-line string into a stored value of this type.
+    ///
+    /// Booleans accept `true`/`false`, `yes`/`no` and `1`/`0` in any case;
+    /// dates are ISO 8601 and are stored normalized to UTC; data is base64;
+    /// `json` takes any JSON text.
+    ///
+    /// - Throws: ``PreferencesError/invalidValue(key:reason:)`` naming `key`
+    ///   and the text.
+    public func parse(_ text: String, forKey key: String) throws -> PreferenceValue {
+        func invalid(_ what: String) -> PreferencesError {
+            .invalidValue(key: key, reason: "'\(text)' is not \(what)")
+        }
+        switch self {
+        case .bool:
+            switch text.lowercased() {
+            case "true", "yes", "1": return .bool(true)
+            case "false", "no", "0": return .bool(false)
+            default: throw invalid("a bool (true or false)")
+            }
+        case .int:
+            guard NumberLiteral(text)?.isInteger == true, let number = Int64(text) else {
+                throw invalid("an integer")
+            }
+            return .int(number)
+        case .double:
+            switch text {
+            case "NaN", "Infinity", "-Infinity": return .string(text)
+            default: break
+            }
+            guard NumberLiteral(text) != nil, let number = Double(text), number.isFinite else {
+                throw invalid("a number")
+            }
+            return .double(number)
+        case .string:
+            return .string(text)
+        case .json:
+            do {
+                return try PreferenceValue(jsonText: text, source: "value")
+            } catch let error as PreferencesError {
+                guard case .corrupted(_, let reason) = error else { throw error }
+                throw PreferencesError.invalidValue(
+                    key: key, reason: "'\(text)' is not JSON: \(reason)")
+            }
+        case .date:
+            guard let date = ISO8601.parse(text) else {
+                throw invalid("an ISO 8601 date (2026-01-31T09:30:00Z)")
+            }
+            return .string(ISO8601.format(date))
+        case .data:
+            guard let data = Data(base64Encoded: text) else { throw invalid("base64 data") }
+            return .string(data.base64EncodedString())
+        }
+    }
+
+    /// Whether a stored value fits this type.
+    ///
+    /// An integer fits `double`, and a number with no fractional part fits
+    /// `int`, matching how typed keys read (SPEC S7).
+    public func accepts(_ value: PreferenceValue) -> Bool {
+        switch (self, value) {
+        case (.json, _): true
+        case (.bool, .bool): true
+        case (.int, .int): true
+        case (.int, .double(let number)): Int64(exactly: number) != nil
+        case (.double, .int), (.double, .double): true
+        case (.double, .string(let text)): ["NaN", "Infinity", "-Infinity"].contains(text)
+        case (.string, .string): true
+        case (.date, .string(let text)): ISO8601.parse(text) != nil
+        case (.data, .string(let text)): Data(base64Encoded: text) != nil
+        default: false
+        }
+    }
+
+    /// A noun phrase for messages: "a bool", "an int".
+    var phrase: String {
+        switch self {
+        case .bool: "a bool"
+        case .int: "an int"
+        case .double: "a double"
+        case .string: "a string"
+        case .json: "JSON"
+        case .date: "a date"
+        case .data: "base64 data"
+        }
+    }
+
+    /// The type a Swift value type declares, looking through optionals; nil
+    /// for types the JSON kind of their encoding must decide (enums, structs).
+    init?(swiftType: Any.Type) {
+        var type = swiftType
+        while let optional = type as? any OptionalDeclaration.Type { type = optional.wrappedType }
+        switch type {
+        case is Bool.Type: self = .bool
+        case is any FixedWidthInteger.Type: self = .int
+        case is any BinaryFloatingPoint.Type: self = .double
+        case is String.Type, is URL.Type: self = .string
+        case is Date.Type: self = .date
+        case is Data.Type: self = .data
+        default: return nil
+        }
+    }
+
+    /// The type whose values look like `value`.
+    init(kindOf value: PreferenceValue?) {
+        switch value {
+        case .bool?: self = .bool
+        case .int?: self = .int
+        case .double?: self = .double
+        case .string?: self = .string
+        default: self = .json
+        }
+    }
+}
+
+/// Lets the manifest see through `Optional<Wrapped>` to `Wrapped`.
+protocol OptionalDeclaration {
+    static var wrappedType: Any.Type { get }
+}
+
+extension Optional: OptionalDeclaration {
+    static var wrappedType: Any.Type { Wrapped.self }
+}
+
+/// A JSON-style decimal number literal: `-12`, `3.5`, `1e-3` (no hex, no
+/// `inf`, no leading `+`), so that `Double("0x10")` does not count as a number.
+private struct NumberLiteral {
+    let isInteger: Bool
+
+    init?(_ text: String) {
+        var bytes = Array(text.utf8)[...]
+        if bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+        func digits() -> Int {
+            let count = bytes.prefix(while: { $0 >= 0x30 && $0 <= 0x39 }).count
+            bytes = bytes.dropFirst(count)
+            return count
+        }
+        guard digits() > 0 else { return nil }
+        var integer = true
+        if bytes.first == UInt8(ascii: ".") {
+            bytes = bytes.dropFirst()
+            guard digits() > 0 else { return nil }
+            integer = false
+        }
+        if bytes.first == UInt8(ascii: "e") || bytes.first == UInt8(ascii: "E") {
+            bytes = bytes.dropFirst()
+            if bytes.first == UInt8(ascii: "-") || bytes.first == UInt8(ascii: "+") {
+                bytes = bytes.dropFirst()
+            }
+            guard digits() > 0 else { return nil }
+            integer = false
+        }
+        guard bytes.isEmpty else { return nil }
+        isInteger = integer
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// File operations of a legacy import's clean-up.
+extension Platform {
+    /// `ENOENT`: nothing at the path.
+    static let notFound: Int32 = ENOENT
+
+    /// Whether anything (a file, a directory, a link) is at `path`, without
+    /// following a final symbolic link.
+    static func itemExists(_ path: String) throws -> Bool {
+        var info = stat()
+        if lstat(path, &info) == 0 { return true }
+        let code = errno
+        if code == ENOENT || code == ENOTDIR { return false }
+        throw ioError("stat", path, code: code)
+    }
+
+    /// Removes the file, link or directory tree at `path`; nothing there is fine.
+    static func removeItem(_ path: String) throws {
+        guard try itemExists(path) else { return }
+        var info = stat()
+        if lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR {
+            do {
+                try FileManager.default.removeItem(atPath: path)
+            } catch {
+                throw PreferencesError.io(
+                    operation: "remove", path: path, code: 0,
+                    message: "\(error.localizedDescription)")
+            }
+            return
+        }
+        try remove(path)
+    }
+
+    /// Renames `source` to `target`, first removing a directory already at
+    /// `target` (a file there is replaced by the rename itself).
+    static func replaceItem(at target: String, with source: String) throws {
+        var info = stat()
+        if lstat(target, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR {
+            try removeItem(target)
+        }
+        try rename(source, target)
+    }
+}

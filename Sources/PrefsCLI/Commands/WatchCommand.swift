@@ -1,0 +1,47 @@
+import Preferences
+
+/// `prefs watch [KEY ...]`: the current values, then one JSON line per
+/// change, until SIGINT or SIGTERM.
+///
+/// Line shapes: `{"key":"k","value":<json>}` for a key that is set (or
+/// changed), `{"key":"k","removed":true}` for a key that was removed.
+enum WatchCommand {
+    static func run(_ context: CommandContext) async throws {
+        let keys = Set(context.invocation.arguments)
+        let store = try await context.openStore()
+        let output = context.output
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var previous: [String: PreferenceValue] = [:]
+                for await snapshot in store.changes() {
+                    var current = snapshot.values
+                    if !keys.isEmpty { current = current.filter { keys.contains($0.key) } }
+                    let lines = changeLines(from: previous, to: current)
+                    if !lines.isEmpty { output.standardOutput(lines.joined()) }
+                    previous = current
+                }
+            }
+            group.addTask { await context.stopSignal() }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// One line per key whose value differs between the two states, sorted by key.
+    static func changeLines(
+        from previous: [String: PreferenceValue], to current: [String: PreferenceValue]
+    ) -> [String] {
+        let keys = Set(previous.keys).union(current.keys).sorted()
+        return keys.compactMap { key in
+            let name = PreferenceValue.string(key).jsonText
+            switch (previous[key], current[key]) {
+            case (let old, let new?) where old != new:
+                return "{\"key\":\(name),\"value\":\(new.jsonText)}\n"
+            case (_?, nil):
+                return "{\"key\":\(name),\"removed\":true}\n"
+            default:
+                return nil
+            }
+        }
+    }
+}

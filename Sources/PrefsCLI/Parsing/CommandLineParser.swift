@@ -1,0 +1,96 @@
+/// Turns the words after `prefs` into an ``Invocation``.
+///
+/// Rules: the first word that is not an option names the command; options
+/// may come before or after it (global ones anywhere, a command's own after
+/// it); a value follows its option as the next word or after `=`; `--` ends
+/// the options, so every later word is an argument (`prefs set k -- --dash`);
+/// a word that looks like a negative number (`-5`, `-0.5`) is an argument.
+/// Any other problem is a ``CommandFailure`` with exit status 2.
+struct CommandLineParser {
+    let commands: [CommandSpec]
+    let globalOptions: [OptionSpec]
+
+    func parse(_ words: [String]) throws(CommandFailure) -> Invocation {
+        var invocation = Invocation()
+        var index = 0
+        var optionsEnded = false
+        while index < words.count {
+            let word = words[index]
+            index += 1
+            if optionsEnded || !Self.looksLikeOption(word) {
+                if invocation.command == nil {
+                    guard let command = commands.first(where: { $0.name == word }) else {
+                        throw .usage("unknown command '\(word)'", usage: nil)
+                    }
+                    invocation.command = command
+                } else {
+                    invocation.arguments.append(word)
+                }
+                continue
+            }
+            if word == "--" {
+                optionsEnded = true
+                continue
+            }
+            var name = word
+            var attached: String?
+            if word.hasPrefix("--"), let equals = word.firstIndex(of: "=") {
+                name = String(word[..<equals])
+                attached = String(word[word.index(after: equals)...])
+            }
+            switch name {
+            case "--help", "-h":
+                invocation.wantsHelp = true
+                continue
+            case "--version" where invocation.command == nil:
+                invocation.wantsVersion = true
+                continue
+            default:
+                break
+            }
+            guard
+                let spec = globalOptions.first(where: { $0.name == name })
+                    ?? invocation.command?.option(named: name)
+            else {
+                throw .usage("unknown option '\(name)'", usage: invocation.command)
+            }
+            if !spec.takesValue {
+                if attached != nil {
+                    throw .usage("option '\(name)' takes no value", usage: invocation.command)
+                }
+                invocation.flags.insert(name)
+                continue
+            }
+            if let attached {
+                invocation.values[name] = attached
+            } else if index < words.count {
+                invocation.values[name] = words[index]
+                index += 1
+            } else {
+                throw .usage(
+                    "option '\(name)' needs a value (\(spec.valueName ?? "VALUE"))",
+                    usage: invocation.command)
+            }
+        }
+        if invocation.wantsHelp || invocation.wantsVersion { return invocation }
+        guard let command = invocation.command else {
+            throw .usage("missing command", usage: nil)
+        }
+        let count = invocation.arguments.count
+        if count < command.argumentCount.minimum {
+            throw .usage("missing \(command.argumentsSynopsis)", usage: command)
+        }
+        if let maximum = command.argumentCount.maximum, count > maximum {
+            let extra = invocation.arguments[maximum]
+            throw .usage("unexpected argument '\(extra)'", usage: command)
+        }
+        return invocation
+    }
+
+    /// `-x`, `--name`, `--name=value`; not `-`, not `-5` or `-.5`.
+    static func looksLikeOption(_ word: String) -> Bool {
+        guard word.hasPrefix("-"), word.count > 1 else { return false }
+        let second = word[word.index(after: word.startIndex)]
+        return !(second.isASCII && (second.isNumber || second == "."))
+    }
+}

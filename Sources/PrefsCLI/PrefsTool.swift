@@ -1,0 +1,56 @@
+import Foundation
+
+/// The `prefs` command-line tool: parses the arguments, runs one command
+/// against a preferences store, and returns the exit status.
+///
+/// The executable is a thin wrapper around it, and tests call it directly:
+///
+/// ```swift
+/// let status = await PrefsTool().run(["--suite", "com.example.app", "get", "language"])
+/// exit(status.rawValue)
+/// ```
+///
+/// Every read and write goes through `PreferencesStore`, so `prefs` takes
+/// the same lock as the library (SPEC S3) and a failing command leaves the
+/// store as it was. See ``ExitStatus`` for what each status means.
+public struct PrefsTool: Sendable {
+    /// The environment used to find suites' files (`PREFS_HOME`, `XDG_CONFIG_HOME`, `HOME`).
+    public var environment: [String: String]
+    /// Where results and errors go.
+    public var output: ToolOutput
+    /// Returns when `watch` should stop; by default on SIGINT or SIGTERM.
+    var stopSignal: @Sendable () async -> Void = { await TerminationSignals.next() }
+
+    /// Creates the tool for this process's environment and terminal, or others.
+    public init(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        output: ToolOutput = .terminal
+    ) {
+        self.environment = environment
+        self.output = output
+    }
+
+    /// Runs the command line `arguments` (without the program name).
+    public func run(_ arguments: [String]) async -> ExitStatus {
+        let parser = CommandLineParser(
+            commands: CommandCatalog.commands, globalOptions: CommandCatalog.globalOptions)
+        do {
+            let invocation = try parser.parse(arguments)
+            if invocation.wantsHelp {
+                output.standardOutput(invocation.command.map(HelpText.command) ?? HelpText.tool)
+                return .success
+            }
+            if invocation.wantsVersion {
+                output.print(HelpText.version)
+                return .success
+            }
+            let context = try CommandContext(invocation: invocation, tool: self)
+            try await context.runCommand()
+            return .success
+        } catch {
+            let failure = CommandFailure(error)
+            output.error(failure.message)
+            return failure.status
+        }
+    }
+}

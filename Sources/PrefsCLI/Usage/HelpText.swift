@@ -1,0 +1,79 @@
+/// The text `prefs --help` and `prefs COMMAND --help` print.
+enum HelpText {
+    static let version = "prefs 0.1.0"
+
+    static var tool: String {
+        var lines = [
+            "prefs — read and change preferences stores from the shell.",
+            "",
+            "usage: prefs [--file PATH | --suite NAME] [--manifest FILE] COMMAND [ARGS]",
+            "",
+            "commands:",
+        ]
+        let width = CommandCatalog.commands.map(\.name.count).max() ?? 0
+        for command in CommandCatalog.commands {
+            lines.append("  " + pad(command.name, width) + "  " + command.summary)
+        }
+        lines += ["", "global options:"]
+        lines += optionLines(
+            CommandCatalog.globalOptions + [
+                .flag("--help", "Show help (also after a command)."),
+                .flag("--version", "Print the version."),
+            ])
+        lines += [
+            "",
+            "exit status: 0 ok, 1 key not set, 2 usage, 3 invalid value,",
+            "             4 corrupt store or legacy file, 5 I/O error",
+            "",
+            "examples:",
+            "  prefs set dark_mode true",
+            "  prefs get dark_mode",
+            "  prefs --suite com.example.app list",
+            "  prefs import app.properties --format properties",
+            "  prefs watch",
+            "",
+            "See 'prefs COMMAND --help' for one command.",
+        ]
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func command(_ command: CommandSpec) -> String {
+        var lines = ["usage: " + command.usage, "", command.summary, "", wrap(command.discussion)]
+        if !command.options.isEmpty {
+            lines += ["", "options:"]
+            lines += optionLines(command.options)
+        }
+        lines += ["", "global options:"]
+        lines += optionLines(CommandCatalog.globalOptions)
+        lines += ["", "examples:"]
+        for example in command.examples {
+            lines.append("  prefs \(example.command)")
+            lines.append("      \(example.explanation)")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func optionLines(_ options: [OptionSpec]) -> [String] {
+        let width = options.map(\.synopsis.count).max() ?? 0
+        return options.map { "  " + pad($0.synopsis, width) + "  " + $0.help }
+    }
+
+    private static func pad(_ text: String, _ width: Int) -> String {
+        text + String(repeating: " ", count: max(0, width - text.count))
+    }
+
+    /// Wraps a paragraph at 76 columns.
+    private static func wrap(_ paragraph: String) -> String {
+        var lines: [String] = []
+        var line = ""
+        for word in paragraph.split(separator: " ") {
+            if !line.isEmpty && line.count + 1 + word.count > 76 {
+                lines.append(line)
+                line = ""
+            }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines.joined(separator: "\n")
+    }
+}

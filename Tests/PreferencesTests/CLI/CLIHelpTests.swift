@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+
+/// `prefs --help` and `prefs COMMAND --help`.
+@Suite struct CLIHelpTests {
+    static let commands = [
+        "get", "set", "delete", "list", "clear", "import", "export", "watch", "check", "path",
+    ]
+
+    @Test(arguments: [["--help"], ["-h"]])
+    func toolHelpListsEveryCommandWithExamples(arguments: [String]) throws {
+        let output = try run("prefs", arguments)
+        #expect(output.status == 0)
+        #expect(output.standardError == "")
+        let text = output.standardOutput
+        #expect(
+            text.contains(
+                "usage: prefs [--file PATH | --suite NAME] [--manifest FILE] COMMAND [ARGS]"))
+        for command in Self.commands {
+            #expect(text.contains("\n  \(command) "), "missing \(command)")
+        }
+        #expect(text.contains("examples:\n  prefs set dark_mode true"))
+        #expect(text.contains("--version"))
+        #expect(text.contains("exit status: 0 ok, 1 key not set, 2 usage"))
+    }
+
+    @Test(arguments: commands)
+    func eachCommandHasHelpWithUsageOptionsAndExamples(command: String) throws {
+        let output = try run("prefs", [command, "--help"])
+        #expect(output.status == 0)
+        #expect(output.standardError == "")
+        let text = output.standardOutput
+        #expect(text.hasPrefix("usage: prefs \(command)"))
+        #expect(text.contains("global options:\n  --file PATH"))
+        #expect(text.contains("examples:\n  prefs "))
+    }
+
+    @Test func commandHelpShowsItsOwnOptions() throws {
+        let output = try run("prefs", ["import", "--help"])
+        #expect(
+            output.standardOutput.hasPrefix(
+                "usage: prefs import PATH [--format FORMAT] [--encoding ENCODING] [--prefix P] [--overwrite]\n"
+            ))
+        #expect(
+            output.standardOutput.contains("--encoding ENCODING  For properties: utf-8 (default)"))
+    }
+
+    @Test func helpWinsOverMissingArguments() throws {
+        let output = try run("prefs", ["set", "--help"])
+        #expect(output.status == 0)
+        #expect(output.standardOutput.contains("true and false are booleans"))
+    }
+}

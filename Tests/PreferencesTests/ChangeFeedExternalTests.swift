@@ -1,0 +1,199 @@
+import Foundation
+import Testing
+
+@testable import Preferences
+
+/// Writes by other processes and programs reach the feed (SPEC C3, C6).
+@Suite struct ChangeFeedExternalTests {
+    @Test func aChildProcessWriteReachesTheParentsFeed() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        let feed = FeedRecorder(store.changes(.counter))
+        #expect(await feed.next(0) == 0)
+
+        let child = try RunningProcess("prefs-harness", ["set", url.path, "counter", "42"])
+        defer {
+            child.kill()
+            _ = child.wait()
+        }
+        #expect(child.readLine() == "ok")
+        #expect(await feed.next(42) == 42)
+        #expect(store[.counter] == 42)
+    }
+
+    @Test func incrementsByAnotherProcessEndOnTheFinalCount() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        let feed = FeedRecorder(store.changes(.counter))
+        let result = try run("prefs-harness", ["increment", url.path, "counter", "100"])
+        #expect(result.status == 0)
+        #expect(await feed.next(100) == 100)
+        #expect(feed.values == feed.values.sorted())
+    }
+
+    @Test func anEditorStyleReplacementIsSeen() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.language, "en")
+        let feed = FeedRecorder(store.changes(.language))
+        #expect(await feed.next("en") == "en")
+        try replaceAtomically(url, with: storeFile(#"{ "language" : "fr" }"#))
+        #expect(await feed.next("fr") == "fr")
+        try replaceAtomically(url, with: storeFile(#"{ "language" : "it" }"#))
+        #expect(await feed.next("it") == "it")
+    }
+
+    @Test func anInPlaceRewriteIsSeen() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.counter, 1)
+        let feed = FeedRecorder(store.changes(.counter))
+        let inode = try identity(url).inode
+        // Truncate and write the same file, as `echo … > file` does.
+        try write(storeFile(#"{ "counter" : 2 }"#), to: url)
+        #expect(try identity(url).inode == inode)
+        #expect(await feed.next(2) == 2)
+    }
+
+    @Test func deletingTheFileYieldsTheDefaultsAndRecreatingItIsSeen() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.counter, 9)
+        let feed = FeedRecorder(store.changes())
+        #expect(await feed.next(where: { $0[.counter] == 9 }) != nil)
+
+        try FileManager.default.removeItem(at: url)
+        let emptied = await feed.next(where: { $0.values.isEmpty })
+        #expect(emptied?[.counter] == 0)
+        #expect(store[.counter] == 0)
+
+        try write(storeFile(#"{ "counter" : 10 }"#), to: url)
+        #expect(await feed.next(where: { $0[.counter] == 10 }) != nil)
+        // The store writes again after the file came back.
+        try await store.set(.counter, 11)
+        #expect(
+            try StoreDocument.decode(Array(Data(contentsOf: url)), file: "", limits: .init())
+                .values["counter"] == 11)
+    }
+
+    /// C6: the feed survives a corrupt external write, the store keeps its
+    /// last good state and reports the problem, and the bad bytes stay.
+    @Test func aCorruptReplacementIsReportedAndTheFeedContinues() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.counter, 1)
+        let feed = FeedRecorder(store.changes(.counter))
+        #expect(await feed.next(1) == 1)
+
+        let garbage = "{ \"format\" : 1, \"values\" : { \"counter\" : "
+        try replaceAtomically(url, with: garbage)
+        let reported = await eventually {
+            store.problems.contains {
+                $0.message.contains(url.path) && $0.message.contains("not valid JSON")
+            }
+        }
+        #expect(reported, "problems: \(store.problems)")
+        #expect(store[.counter] == 1)
+        #expect(contents(url) == garbage)
+
+        let child = try RunningProcess("prefs-harness", ["set", url.path, "counter", "2"])
+        defer {
+            child.kill()
+            _ = child.wait()
+        }
+        #expect(child.readLine() == nil, "the child refuses to overwrite a corrupt file")
+        try replaceAtomically(url, with: storeFile(#"{ "counter" : 3 }"#))
+        #expect(await feed.next(3) == 3)
+        #expect(store.problems.isEmpty)
+        #expect(!feed.values.contains(0), "the corrupt file must not read as empty: \(feed.values)")
+    }
+
+    @Test func aSymlinkedFileIsWatchedAtItsTarget() async throws {
+        let linkDirectory = try TemporaryDirectory()
+        let targetDirectory = try TemporaryDirectory()
+        let target = targetDirectory.file("real.json")
+        let link = linkDirectory.file("prefs.json")
+        try write(storeFile(#"{ "counter" : 1 }"#), to: target)
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+        let store = try await PreferencesStore(fileURL: link)
+        let feed = FeedRecorder(store.changes(.counter))
+        #expect(await feed.next(1) == 1)
+
+        // Another process writes through the target's own path.
+        let result = try run("prefs-harness", ["increment", target.path, "counter", "1"])
+        #expect(result.status == 0)
+        #expect(await feed.next(2) == 2)
+
+        // The link is pointed at another file.
+        let other = targetDirectory.file("other.json")
+        try write(storeFile(#"{ "counter" : 7 }"#), to: other)
+        let newLink = linkDirectory.file("new-link")
+        try FileManager.default.createSymbolicLink(at: newLink, withDestinationURL: other)
+        try Platform.rename(newLink.path, link.path)
+        #expect(await feed.next(7) == 7)
+        try replaceAtomically(other, with: storeFile(#"{ "counter" : 8 }"#))
+        #expect(await feed.next(8) == 8)
+    }
+
+    @Test func aDirectoryThatAppearsLaterIsWatchedToo() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.url.appendingPathComponent("not-yet/prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        let feed = FeedRecorder(store.changes(.counter))
+        #expect(await feed.next(0) == 0)
+        let result = try run("prefs-harness", ["increment", url.path, "counter", "3"])
+        #expect(result.status == 0)
+        #expect(await feed.next(3) == 3)
+    }
+
+    @Test func aRemovedAndRecreatedDirectoryKeepsTheFeedGoing() async throws {
+        let parent = try TemporaryDirectory()
+        let folder = parent.url.appendingPathComponent("settings")
+        let url = folder.appendingPathComponent("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.counter, 4)
+        let feed = FeedRecorder(store.changes(.counter))
+        #expect(await feed.next(4) == 4)
+        try FileManager.default.removeItem(at: folder)
+        #expect(await feed.next(0) == 0)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        try write(storeFile(#"{ "counter" : 5 }"#), to: url)
+        #expect(await feed.next(5) == 5)
+    }
+
+    /// Both mechanisms notice every kind of change to the name; each
+    /// callback here reports what the file holds at that moment.
+    @Test(arguments: [FileWatcher.Mechanism.native, .polling])
+    func theWatcherSeesReplacesDeletesAndRecreation(mechanism: FileWatcher.Mechanism) async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("watched.json")
+        let (signals, continuation) = AsyncStream<String>.makeStream()
+        let watcher = try FileWatcher.start(path: url.path, using: mechanism) {
+            continuation.yield(contents(url) ?? "(missing)")
+        }
+        defer { watcher.cancel() }
+        #expect(watcher.usesPolling == (mechanism == .polling))
+        let seen = FeedRecorder(signals)
+
+        try write("one", to: url)
+        #expect(await seen.next("one") != nil)
+        try replaceAtomically(url, with: "two, longer")
+        #expect(await seen.next("two, longer") != nil)
+        try FileManager.default.removeItem(at: url)
+        #expect(await seen.next("(missing)") != nil)
+        try write("three", to: url)
+        #expect(await seen.next("three") != nil)
+        watcher.cancel()
+        continuation.finish()
+        if mechanism == .native {
+            // A poll may land between create and write; the native watch waits for the close.
+            #expect(!seen.values.contains(""), "a half-written file was reported: \(seen.values)")
+        }
+    }
+}

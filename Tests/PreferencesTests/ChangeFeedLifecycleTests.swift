@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+@testable import Preferences
+
+/// Many subscribers, and what is left once they are gone (SPEC C5). The
+/// descriptor counts are of the whole process, so these run one at a time;
+/// other suites may open files meanwhile, hence the allowance, which is far
+/// below what one leaked descriptor per watch would add up to.
+@Suite(.serialized) struct ChangeFeedLifecycleTests {
+    static let allowance = 64
+
+    @Test func aThousandSubscribersAllSeeAnExternalWriteAndLeaveNothingBehind() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        let before = openDescriptors()
+
+        let recorders = (0..<1000).map { _ in FeedRecorder(store.changes(.counter)) }
+        #expect(store.core.subscriberCount == 1000)
+        let watcher = try #require(store.core.state.withLock { $0.watch } as? FileWatcher)
+        let child = try RunningProcess("prefs-harness", ["set", url.path, "counter", "77"])
+        #expect(child.readLine() == "ok")
+        child.kill()
+        _ = child.wait()
+        var missing = 0
+        for recorder in recorders where await recorder.next(77) == nil { missing += 1 }
+        #expect(missing == 0)
+
+        for recorder in recorders { await recorder.cancel() }
+        #expect(store.core.subscriberCount == 0)
+        #expect(!store.core.isWatching)
+        await watcher.released()
+        let after = openDescriptors()
+        #expect(
+            after.count < before.count + Self.allowance,
+            "\(before.count) → \(after.count) descriptors")
+        #expect(inotifyCount(after) < inotifyCount(before) + 32)
+    }
+
+    /// Each cycle starts and stops the watcher: a leak per watch would show
+    /// as a thousand descriptors.
+    @Test func aThousandSubscribeAndCancelCyclesLeaveNoDescriptorBehind() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.counter, 1)
+        let before = openDescriptors()
+        var watchers: [FileWatcher] = []
+        for cycle in 0..<1000 {
+            let (started, signal) = AsyncStream<Void>.makeStream()
+            let task = Task {
+                for await value in store.changes(.counter) {
+                    signal.yield()
+                    if value == -1 { return }
+                }
+            }
+            var startedSignals = started.makeAsyncIterator()
+            await startedSignals.next()
+            let watcher = try #require(store.core.state.withLock { $0.watch } as? FileWatcher)
+            // Half the feeds end by cancelling their task, half are cancelled
+            // before their first read of a new value.
+            if cycle.isMultiple(of: 2) { await Task.yield() }
+            task.cancel()
+            await task.value
+            watchers.append(watcher)
+        }
+        for watcher in watchers { await watcher.released() }
+        #expect(store.core.subscriberCount == 0)
+        #expect(!store.core.isWatching)
+        let after = openDescriptors()
+        #expect(
+            after.count < before.count + Self.allowance,
+            "\(before.count) → \(after.count) descriptors")
+        #expect(inotifyCount(after) < inotifyCount(before) + 32)
+    }
+
+    @Test func aCancelledWatcherReleasesItsDescriptor() async throws {
+        let directory = try TemporaryDirectory()
+        let watcher = try FileWatcher.start(path: directory.file("prefs.json").path) {}
+        let descriptor = try #require(watcher.nativeDescriptor)
+        #expect(openDescriptors()[descriptor]?.contains("inotify") == true)
+        watcher.cancel()
+        #expect(watcher.nativeDescriptor == nil)
+        await watcher.released()
+        // The number may be reused by another open at once; only another watch would look alike.
+        #expect(openDescriptors()[descriptor]?.contains("inotify") != true)
+    }
+
+    private func inotifyCount(_ descriptors: [Int32: String]) -> Int {
+        descriptors.values.filter { $0.contains("inotify") }.count
+    }
+}

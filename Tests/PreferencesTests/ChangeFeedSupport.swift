@@ -1,0 +1,138 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Preferences
+
+/// Consumes a change feed as fast as it can and lets a test await the next
+/// value that satisfies a condition. A value that never comes fails after
+/// `timeout` instead of hanging the run (a guard, not a timing assertion).
+final class FeedRecorder<Element: Sendable>: Sendable {
+    private struct Waiter {
+        let id: Int
+        let matches: @Sendable (Element) -> Bool
+        let continuation: CheckedContinuation<Element?, Never>
+    }
+
+    private struct State {
+        var values: [Element] = []
+        var cursor = 0
+        var waiter: Waiter?
+        var nextID = 0
+    }
+
+    private final class Shared: Sendable {
+        let state = Mutex(State())
+    }
+
+    private let shared = Shared()
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    init(_ stream: AsyncStream<Element>) {
+        let consumer = Task { [shared] in
+            for await value in stream {
+                let woken = shared.state.withLock {
+                    state -> (CheckedContinuation<Element?, Never>, Element)? in
+                    state.values.append(value)
+                    guard let waiter = state.waiter, waiter.matches(value) else { return nil }
+                    state.waiter = nil
+                    state.cursor = state.values.count
+                    return (waiter.continuation, value)
+                }
+                if let (continuation, value) = woken { continuation.resume(returning: value) }
+            }
+        }
+        task.withLock { $0 = consumer }
+    }
+
+    deinit { task.withLock { $0?.cancel() } }
+
+    /// Every value received so far.
+    var values: [Element] { shared.state.withLock { $0.values } }
+
+    /// The first value after the last match that satisfies `matches`, or
+    /// nil if none arrives within `timeout`.
+    func next(
+        where matches: @escaping @Sendable (Element) -> Bool, timeout: Duration = .seconds(20)
+    ) async -> Element? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Element?, Never>) in
+            let (found, id) = shared.state.withLock { state -> (Element?, Int) in
+                if let index = state.values[state.cursor...].firstIndex(where: matches) {
+                    state.cursor = index + 1
+                    return (state.values[index], 0)
+                }
+                state.nextID += 1
+                state.waiter = Waiter(
+                    id: state.nextID, matches: matches, continuation: continuation)
+                return (nil, state.nextID)
+            }
+            if let found {
+                continuation.resume(returning: found)
+                return
+            }
+            Task { [shared] in
+                try? await Task.sleep(for: timeout)
+                let expired = shared.state.withLock {
+                    state -> CheckedContinuation<Element?, Never>? in
+                    guard let waiter = state.waiter, waiter.id == id else { return nil }
+                    state.waiter = nil
+                    return waiter.continuation
+                }
+                expired?.resume(returning: nil)
+            }
+        }
+    }
+
+    /// Ends the subscription and waits until the consumer has stopped.
+    func cancel() async {
+        let consumer = task.withLock { $0 }
+        consumer?.cancel()
+        await consumer?.value
+    }
+}
+
+extension FeedRecorder where Element: Equatable {
+    /// The next value equal to `expected`, or nil after `timeout`.
+    func next(_ expected: Element, timeout: Duration = .seconds(20)) async -> Element? {
+        await next(where: { $0 == expected }, timeout: timeout)
+    }
+}
+
+/// Waits until `condition` holds, checking every few milliseconds, for
+/// state that has no event to await (problems reported by the watcher).
+func eventually(timeout: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while clock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return condition()
+}
+
+/// Replaces a file the way editors and other tools do: write a temporary
+/// file beside it, then rename it over the name.
+func replaceAtomically(_ url: URL, with text: String) throws {
+    let temporary = url.deletingLastPathComponent().appendingPathComponent(
+        ".\(url.lastPathComponent).\(UUID().uuidString).swp")
+    try write(text, to: temporary)
+    try Platform.rename(temporary.path, url.path)
+}
+
+/// A store file holding `values` (JSON text of the values object).
+func storeFile(_ values: String) -> String {
+    "{\n  \"format\" : 1,\n  \"values\" : \(values)\n}\n"
+}
+
+/// Open descriptors of this process, with what each refers to.
+func openDescriptors() -> [Int32: String] {
+    var result: [Int32: String] = [:]
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    for name in names {
+        guard let number = Int32(name) else { continue }
+        result[number] =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"))
+            ?? "?"
+    }
+    return result
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+
+@testable import Preferences
+
+/// The change feed within one process (SPEC C1, C2, C4, C5).
+@Suite struct ChangeFeedTests {
+    @Test func keyFeedStartsWithTheCurrentValueThenEachNewDistinctValue() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
+        try await store.set(.counter, 1)
+        var feed = store.changes(.counter).makeAsyncIterator()
+        #expect(await feed.next() == 1)
+        // Other keys changing, and a write of the same value, yield nothing.
+        try await store.set(.darkMode, true)
+        try await store.set(.counter, 1)
+        try await store.set(.counter, 2)
+        #expect(await feed.next() == 2)
+        try await store.remove(.counter)
+        #expect(await feed.next() == 0)
+        try await store.edit { $0[.counter] = 5 }
+        #expect(await feed.next() == 5)
+    }
+
+    @Test func snapshotFeedStartsWithTheCurrentStateThenEachNewState() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
+        try await store.set(.language, "fr")
+        var feed = store.changes().makeAsyncIterator()
+        #expect(await feed.next()?[.language] == "fr")
+        try await store.set(.darkMode, true)
+        let next = await feed.next()
+        #expect(next?[.darkMode] == true)
+        #expect(next?[.language] == "fr")
+        try await store.clear()
+        #expect(await feed.next()?.values.isEmpty == true)
+    }
+
+    /// C2: the value is already buffered in the stream when `set` returns,
+    /// so even a consumer whose task is cancelled right then still gets it
+    /// (a cancelled stream hands out what it buffered, then ends).
+    @Test func aLocalWriteIsInTheFeedBeforeSetReturns() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
+        for value in 1...20 {
+            let feed = store.changes(.counter)
+            let received = await Task {
+                var iterator = feed.makeAsyncIterator()
+                _ = await iterator.next()
+                try? await store.set(.counter, value)
+                withUnsafeCurrentTask { $0?.cancel() }
+                return await iterator.next()
+            }.value
+            #expect(received == value)
+        }
+    }
+
+    @Test func theSameHoldsForSnapshotFeedsOnTwoHandles() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let writer = try await PreferencesStore(fileURL: url)
+        let reader = try await PreferencesStore(fileURL: url)
+        let feed = reader.changes()
+        let received = await Task {
+            var iterator = feed.makeAsyncIterator()
+            _ = await iterator.next()
+            try? await writer.set(.language, "de")
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await iterator.next()?[.language]
+        }.value
+        #expect(received == "de")
+    }
+
+    /// C4: a subscriber that does not read holds back neither writers nor
+    /// other subscribers, and reads the latest value when it catches up.
+    @Test func aSlowSubscriberSkipsToTheLatestAndBlocksNobody() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
+        var slow = store.changes(.counter).makeAsyncIterator()
+        let fast = FeedRecorder(store.changes(.counter))
+        for value in 1...200 { try await store.set(.counter, value) }
+        #expect(await fast.next(200) == 200)
+        #expect(await slow.next() == 200)
+        let seen = fast.values
+        #expect(seen.last == 200)
+        #expect(seen == seen.sorted(), "values arrived out of order: \(seen)")
+    }
+
+    @Test func concurrentWritersAndSubscribersAllEndOnTheFinalValue() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
+        let recorders = (0..<20).map { _ in FeedRecorder(store.changes(.counter)) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<10 {
+                group.addTask { for _ in 0..<50 { try await store.edit { $0[.counter] += 1 } } }
+            }
+            try await group.waitForAll()
+        }
+        for recorder in recorders {
+            #expect(await recorder.next(500) == 500)
+            #expect(recorder.values == recorder.values.sorted())
+        }
+    }
+
+    /// C5: the watcher runs while at least one feed is active, whichever way
+    /// the feeds end (leaving the loop, cancelling the task).
+    @Test func theWatcherRunsOnlyWhileSomeoneSubscribes() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
+        #expect(!store.core.isWatching)
+
+        let first = FeedRecorder(store.changes(.counter))
+        #expect(await first.next(0) == 0)
+        #expect(store.core.isWatching)
+
+        let (started, signal) = AsyncStream<Void>.makeStream()
+        let breaking = Task {
+            for await value in store.changes(.counter) {
+                signal.yield()
+                if value == 3 { break }
+            }
+        }
+        var startedSignals = started.makeAsyncIterator()
+        await startedSignals.next()
+        let second = FeedRecorder(store.changes())
+        #expect(store.core.subscriberCount == 3)
+        try await store.set(.counter, 3)
+        await breaking.value
+        #expect(store.core.subscriberCount == 2)
+
+        await first.cancel()
+        #expect(store.core.isWatching)
+        await second.cancel()
+        #expect(store.core.subscriberCount == 0)
+        #expect(!store.core.isWatching)
+
+        // A new subscriber starts it again.
+        let third = FeedRecorder(store.changes(.counter))
+        #expect(await third.next(3) == 3)
+        #expect(store.core.isWatching)
+        await third.cancel()
+        #expect(!store.core.isWatching)
+    }
+
+    @Test func droppingAnUnreadFeedEndsItsSubscription() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
+        do {
+            let feed = store.changes(.counter)
+            _ = feed
+            #expect(store.core.isWatching)
+        }
+        #expect(store.core.subscriberCount == 0)
+        #expect(!store.core.isWatching)
+    }
+
+    @Test func registeredDefaultsReachSnapshotFeeds() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
+        let feed = FeedRecorder(store.changes())
+        store.register(defaults: ["greeting": "hello"])
+        let snapshot = await feed.next(where: { $0.value(forKey: "greeting") == "hello" })
+        #expect(snapshot != nil)
+    }
+}

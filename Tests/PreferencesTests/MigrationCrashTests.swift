@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+
+@testable import Preferences
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+@Suite("Migration: crash safety")
+struct MigrationCrashTests {
+    /// The list `prefs-harness migrate` runs; the rerun uses the same one.
+    static func migrations(legacy: URL) -> [any PreferencesMigration] {
+        [
+            VersionedMigration(version: 1, .rename("zoom", to: "map_zoom")),
+            VersionedMigration(version: 2, .retype("map_zoom", as: .double)),
+            LegacyImport(
+                .properties, at: legacy, keys: .prefix("app.", removingPrefix: true),
+                types: ["dark_mode": .bool]),
+        ]
+    }
+
+    static let legacyText: String = {
+        var text = "# written by the old app\napp.dark_mode=true\napp.language=fr\nother.tool=x\n"
+        for index in 0..<1500 { text += "app.setting_\(index)=value \(index)\n" }
+        return text
+    }()
+
+    struct Case {
+        let directory: URL
+        var file: URL { directory.appendingPathComponent("settings.json") }
+        var legacy: URL { directory.appendingPathComponent("app.properties") }
+        var migrated: URL { directory.appendingPathComponent("app.properties.migrated") }
+
+        init(in parent: URL, index: Int) throws {
+            directory = parent.appendingPathComponent("run-\(index)")
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true)
+            try writeStore(["zoom": "2.5", "language": "de"], to: file)
+            try write(MigrationCrashTests.legacyText, to: legacy)
+        }
+    }
+
+    @Test func killedAtRandomMomentsARerunEndsInTheSameStateWithNothingLost() async throws {
+        let parent = try TemporaryDirectory()
+
+        // The state a migration that is never interrupted produces.
+        let reference = try Case(in: parent.url, index: -1)
+        let original = try #require(contents(reference.file))
+        _ = try await PreferencesStore(
+            fileURL: reference.file, migrations: Self.migrations(legacy: reference.legacy))
+        let final = try #require(contents(reference.file))
+        #expect(final.contains("\"setting_1499\" : \"value 1499\""))
+        #expect(final.contains("\"language\" : \"de\""))
+        #expect(final.contains("\"map_zoom\" : 2.5"))
+
+        // How long the child takes from "opening" to "done", to spread the kills over it.
+        let calibration = try Case(in: parent.url, index: -2)
+        let child = try RunningProcess(
+            "prefs-harness", ["migrate", calibration.file.path, calibration.legacy.path])
+        #expect(child.readLine() == "opening")
+        let started = ContinuousClock.now
+        #expect(child.readLine() == "done")
+        let window = ContinuousClock.now - started
+        #expect(child.wait() == 0)
+        let windowMicroseconds = max(
+            2_000,
+            Int(window.components.attoseconds / 1_000_000_000_000) + Int(window.components.seconds)
+                * 1_000_000)
+
+        var beforeCommit = 0
+        var betweenCommitAndCleanUp = 0
+        var afterCleanUp = 0
+        var generator = SystemRandomNumberGenerator()
+        for index in 0..<100 {
+            let run = try Case(in: parent.url, index: index)
+            let process = try RunningProcess(
+                "prefs-harness", ["migrate", run.file.path, run.legacy.path])
+            #expect(process.readLine() == "opening")
+            usleep(UInt32(Int.random(in: 0...(windowMicroseconds * 3 / 2), using: &generator)))
+            process.kill()
+            _ = process.wait()
+
+            // After the kill: the store holds the old or the new state, the
+            // source is in exactly one place, and it is gone only if its data
+            // is in the store.
+            let stored = contents(run.file)
+            #expect(stored == original || stored == final, "run \(index): a half-migrated store")
+            let sourcePresent = FileManager.default.fileExists(atPath: run.legacy.path)
+            let sourceMoved = FileManager.default.fileExists(atPath: run.migrated.path)
+            #expect(
+                sourcePresent != sourceMoved, "run \(index): the source is in both or neither place"
+            )
+            if !sourcePresent {
+                #expect(stored == final, "run \(index): the source went before its data was stored")
+            }
+            switch (stored == final, sourcePresent) {
+            case (false, _): beforeCommit += 1
+            case (true, true): betweenCommitAndCleanUp += 1
+            case (true, false): afterCleanUp += 1
+            }
+
+            // The rerun ends in the same state as an uninterrupted migration.
+            do {
+                _ = try await PreferencesStore(
+                    fileURL: run.file, migrations: Self.migrations(legacy: run.legacy))
+            }
+            #expect(contents(run.file) == final, "run \(index): the rerun ended elsewhere")
+            #expect(!FileManager.default.fileExists(atPath: run.legacy.path))
+            #expect(contents(run.migrated) == Self.legacyText)
+            try FileManager.default.removeItem(at: run.directory)
+        }
+        print(
+            "migration kills: \(beforeCommit) before the commit, \(betweenCommitAndCleanUp) between commit and clean-up, \(afterCleanUp) after; window \(windowMicroseconds) µs"
+        )
+        // Some kills must land inside the migration for the test to mean anything.
+        #expect(beforeCommit > 0)
+        #expect(afterCleanUp + betweenCommitAndCleanUp > 0)
+    }
+}
