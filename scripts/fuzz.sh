@@ -47,7 +47,7 @@ seconds=$2
 
 # The fuzzer runtime ships with the Swift toolchain; libFuzzer's link step
 # needs the C++ runtime (libstdc++), which minimal images may lack.
-if ! ldconfig -p 2>/dev/null | grep -q 'libstdc++\.so\.6'; then
+if ! ldconfig -p 2>/dev/null | grep 'libstdc++\.so\.6' >/dev/null; then
     echo "fuzz: installing libstdc++ (needed to link libFuzzer)" >&2
     if ! apt-get install -y libstdc++6 >/dev/null 2>&1; then
         apt-get update >/dev/null && apt-get install -y libstdc++6 >/dev/null
