@@ -73,7 +73,9 @@ let store = try await PreferencesStore(
 say("store: \(store.location) (data version \(store.snapshot.version))")
 
 // 2. Typed reads, synchronous.
-say("greeting=\(store[.greeting]) interval_ms=\(store[.intervalMilliseconds]) paused=\(store[.paused])")
+say(
+    "greeting=\(store[.greeting]) interval_ms=\(store[.intervalMilliseconds]) paused=\(store[.paused])"
+)
 say("change me from another shell, for example:")
 say("  swift run prefs --suite example set greeting Bonjour")
 

@@ -203,6 +203,22 @@ import Testing
         #expect(names == ["prefs.json", "prefs.json.lock"])
     }
 
+    @Test func temporaryFilesLeftByAKilledWriterAreRemovedOnTheNextWrite() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        try write("half a write", to: directory.file(".prefs.json.abcdefghijkl.tmp"))
+        try write("someone else's", to: directory.file(".other.json.abcdefghijkl.tmp"))
+        try write("not ours", to: directory.file(".prefs.json.notes.tmp"))
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.counter, 1)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        #expect(
+            names == [
+                ".other.json.abcdefghijkl.tmp", ".prefs.json.notes.tmp", "prefs.json",
+                "prefs.json.lock",
+            ])
+    }
+
     @Test func aDirectoryWhereTheFileShouldBeIsAnIOError() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
@@ -222,7 +238,9 @@ import Testing
         await #expect {
             _ = try await PreferencesStore(fileURL: url)
         } throws: { error in
-            guard case PreferencesError.io(_, let path, _, let message) = error else { return false }
+            guard case PreferencesError.io(_, let path, _, let message) = error else {
+                return false
+            }
             return path == url.path && message == "not a regular file"
         }
         #expect(throws: PreferencesError.self) {

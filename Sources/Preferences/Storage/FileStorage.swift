@@ -23,6 +23,7 @@ public final class FileStorage: PreferencesStorage {
     public let path: String
     let maxFileSize: Int
     private let heldLock = Mutex<Int32?>(nil)
+    private let sweptTemporaryFiles = Mutex(false)
 
     /// A backend for the file at `url`.
     ///
@@ -105,6 +106,7 @@ public final class FileStorage: PreferencesStorage {
             guard try currentRevision() == expected else { return nil }
             let target = targetPath
             let directory = Platform.parentDirectory(of: target)
+            removeOrphanedTemporaryFiles(of: target)
             let existing = try Platform.fileStamp(target)
             let temporary = try Platform.writeTemporaryFile(
                 in: directory, prefix: Platform.lastComponent(of: target), bytes: bytes,
@@ -121,6 +123,28 @@ public final class FileStorage: PreferencesStorage {
             try Platform.syncDirectory(directory)
             let generation = try bumpGeneration()
             return revision(generation: generation, stamp: try Platform.fileStamp(target))
+        }
+    }
+
+    /// Removes temporary files left by writers that died between creating
+    /// and renaming them (`.<name>.<random>.tmp`). Called holding the lock,
+    /// when no other writer can be using one; once per backend object.
+    private func removeOrphanedTemporaryFiles(of target: String) {
+        guard
+            sweptTemporaryFiles.withLock({ swept in
+                defer { swept = true }; return !swept
+            })
+        else {
+            return
+        }
+        let directory = Platform.parentDirectory(of: target)
+        let prefix = "." + Platform.lastComponent(of: target) + "."
+        guard let entries = try? Platform.listDirectory(directory) else { return }
+        for (name, kind) in entries
+        where kind == .regular && name.hasPrefix(prefix) && name.hasSuffix(".tmp")
+            && name.count == prefix.count + 12 + 4
+        {
+            Platform.unlinkQuietly(directory + "/" + name)
         }
     }
 

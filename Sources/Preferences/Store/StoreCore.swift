@@ -67,7 +67,8 @@ final class StoreCore: Sendable {
         }
     }
 
-    private func onQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    private func onQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T
+    {
         try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try work() }) }
         }
@@ -116,7 +117,8 @@ final class StoreCore: Sendable {
         let place = try storage.setAsideCorrupt(stamp: Self.timestamp())
         state.withLock {
             $0.fileProblems = [
-                PreferencesProblem(key: nil, message: "\(error.description); the file was moved to \(place)")
+                PreferencesProblem(
+                    key: nil, message: "\(error.description); the file was moved to \(place)")
             ]
         }
         let document = StoreDocument(values: replacement)
@@ -131,7 +133,8 @@ final class StoreCore: Sendable {
     }
 
     static func timestamp() -> String {
-        let date = ISO8601.format(Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
+        let date = ISO8601.format(
+            Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
         return date.filter { $0 != "-" && $0 != ":" }
     }
 
@@ -200,7 +203,8 @@ final class StoreCore: Sendable {
                 values: document.values, version: document.version,
                 registeredDefaults: state.snapshot.registeredDefaults)
             state.generation += 1
-            state.mismatches = state.mismatches.filter { key, _ in old[key] == document.values[key] }
+            state.mismatches = state.mismatches.filter { key, _ in old[key] == document.values[key]
+            }
             return (state.snapshot, state.generation, Array(state.subscribers.values))
         }
         guard let (snapshot, generation, subscribers) = delivery else { return }
@@ -261,7 +265,9 @@ final class StoreCore: Sendable {
             // An edit not yet picked up by a write is dropped; one already in
             // a write completes normally.
             let dropped = state.withLock { state -> PendingEdit? in
-                guard let index = state.pending.firstIndex(where: { $0.id == id }) else { return nil }
+                guard let index = state.pending.firstIndex(where: { $0.id == id }) else {
+                    return nil
+                }
                 return state.pending.remove(at: index)
             }
             dropped?.complete(.failure(CancellationError()))
@@ -381,7 +387,8 @@ final class StoreCore: Sendable {
             } catch {
                 problems.append(
                     PreferencesProblem(
-                        key: nil, message: "clean-up of migration '\(migration.name)' failed: \(error)"))
+                        key: nil,
+                        message: "clean-up of migration '\(migration.name)' failed: \(error)"))
             }
         }
         state.withLock { $0.migrationProblems = problems }
