@@ -79,6 +79,18 @@ import Testing
         }
     }
 
+    @Test func aSecondCorruptFileInTheSameSecondDoesNotReplaceTheFirstBackup() throws {
+        let directory = try TemporaryDirectory()
+        let storage = FileStorage(fileURL: directory.file("store.json"))
+        _ = try storage.write(Array("first".utf8), ifRevision: .absent)
+        let first = try storage.setAsideCorrupt(stamp: "20260101T000000Z")
+        _ = try storage.write(Array("second".utf8), ifRevision: .absent)
+        let second = try storage.setAsideCorrupt(stamp: "20260101T000000Z")
+        #expect(first != second)
+        #expect(contents(URL(fileURLWithPath: first)) == "first")
+        #expect(contents(URL(fileURLWithPath: second)) == "second")
+    }
+
     @Test(arguments: Backend.allCases)
     func exclusiveAccessRunsTheBodyAndNests(backend: Backend) throws {
         let (storage, _, _) = try make(backend)

@@ -49,6 +49,7 @@ public enum PreferencesError: Error, Sendable, Equatable {
 }
 
 extension PreferencesError: CustomStringConvertible, CustomDebugStringConvertible {
+    /// One sentence naming what failed and where.
     public var description: String {
         switch self {
         case .corrupted(let file, let reason):
@@ -80,5 +81,6 @@ extension PreferencesError: CustomStringConvertible, CustomDebugStringConvertibl
         }
     }
 
+    /// The description, prefixed with the type's name.
     public var debugDescription: String { "PreferencesError: \(description)" }
 }

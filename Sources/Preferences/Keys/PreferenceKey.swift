@@ -89,6 +89,7 @@ public final class PreferenceKey<Value: Codable & Sendable>: PreferenceKeys, @un
 }
 
 extension PreferenceKey: CustomStringConvertible {
+    /// The key's type and name, for debugging.
     public var description: String { "PreferenceKey<\(Value.self)>(\"\(name)\")" }
 }
 

@@ -40,6 +40,8 @@ public protocol PreferencesMigration: Sendable {
 }
 
 extension PreferencesMigration {
+    /// The type's name.
     public var name: String { "\(Self.self)" }
+    /// Nothing to clean up.
     public func cleanUp() throws {}
 }

@@ -37,8 +37,11 @@ public final class FileStorage: PreferencesStorage {
         self.maxFileSize = maxFileSize
     }
 
+    /// The file's path.
     public var location: String { path }
 
+    /// `file:` and the canonical path of the target (symlinks followed), so every
+    /// spelling of one file shares one store state.
     public var identity: String? {
         let target = targetPath
         let directory = Platform.parentDirectory(of: target)
@@ -66,6 +69,7 @@ public final class FileStorage: PreferencesStorage {
         return Platform.readGeneration(path: lockPath)
     }
 
+    /// Reads the target file; nil bytes when it does not exist.
     public func read() throws -> StoredContents {
         let target = targetPath
         let generation = generation()
@@ -76,6 +80,7 @@ public final class FileStorage: PreferencesStorage {
             bytes: bytes, revision: revision(generation: generation, stamp: stamp))
     }
 
+    /// The write generation and the target's identity, from `stat`.
     public func currentRevision() throws -> StorageRevision {
         let target = targetPath
         let generation = generation()
@@ -86,6 +91,7 @@ public final class FileStorage: PreferencesStorage {
         return revision(generation: generation, stamp: stamp)
     }
 
+    /// Holds an exclusive `flock` on `<file>.lock` while `body` runs (re-entrant).
     public func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
         if heldLock.withLock({ $0 }) != nil { return try body() }
         let lockPath = lockPath
@@ -99,6 +105,7 @@ public final class FileStorage: PreferencesStorage {
         return try body()
     }
 
+    /// Replaces the file atomically and durably if its revision is still `expected`.
     public func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws
         -> StorageRevision?
     {
@@ -155,10 +162,17 @@ public final class FileStorage: PreferencesStorage {
         return next
     }
 
+    /// Renames the file to `<name>.corrupt-<stamp>` (with a counter if taken).
     public func setAsideCorrupt(stamp: String) throws -> String {
         try withExclusiveAccess {
             let target = targetPath
-            let place = target + ".corrupt-" + stamp
+            // Never rename over an earlier backup: that would destroy its bytes.
+            var place = target + ".corrupt-" + stamp
+            var attempt = 1
+            while try Platform.fileStamp(place) != nil {
+                attempt += 1
+                place = target + ".corrupt-" + stamp + "-\(attempt)"
+            }
             try Platform.rename(target, place)
             try Platform.syncDirectory(Platform.parentDirectory(of: target))
             _ = try bumpGeneration()
@@ -166,6 +180,7 @@ public final class FileStorage: PreferencesStorage {
         }
     }
 
+    /// Watches the file's directory (inotify, kqueue, or polling).
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
         try FileWatcher.start(path: path, onChange: onChange)
     }

@@ -28,7 +28,9 @@ public final class InMemoryStorage: PreferencesStorage {
         state.withLock { $0.bytes = bytes }
     }
 
+    /// The name given at creation.
     public var location: String { name }
+    /// nil: stores share state only by sharing this object.
     public var identity: String? { nil }
 
     /// The document as it would be on disk, or nil when empty.
@@ -48,14 +50,17 @@ public final class InMemoryStorage: PreferencesStorage {
         state.bytes == nil ? .absent : StorageRevision("memory-\(state.generation)")
     }
 
+    /// The document and its revision.
     public func read() throws -> StoredContents {
         state.withLock { StoredContents(bytes: $0.bytes, revision: revision($0)) }
     }
 
+    /// The current revision.
     public func currentRevision() throws -> StorageRevision {
         state.withLock { revision($0) }
     }
 
+    /// Replaces the document if the revision is still `expected`.
     public func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws
         -> StorageRevision?
     {
@@ -67,10 +72,12 @@ public final class InMemoryStorage: PreferencesStorage {
         }
     }
 
+    /// Runs `body`; writes are already atomic.
     public func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
         try body()
     }
 
+    /// Keeps the bytes aside under `<name>.corrupt-<stamp>` and empties the document.
     public func setAsideCorrupt(stamp: String) throws -> String {
         state.withLock { state in
             let place = "\(name).corrupt-\(stamp)"
@@ -81,6 +88,7 @@ public final class InMemoryStorage: PreferencesStorage {
         }
     }
 
+    /// Calls `onChange` after each ``replaceExternally(with:)``.
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
         let id = state.withLock { state in
             state.nextWatcher += 1

@@ -8,11 +8,13 @@ public struct StorageRevision: Hashable, Sendable, CustomStringConvertible {
     /// The backend's token.
     public let token: String
 
+    /// A revision with the backend's token.
     public init(_ token: String) { self.token = token }
 
     /// The revision of a backend that holds nothing yet.
     public static let absent = StorageRevision("absent")
 
+    /// The token.
     public var description: String { token }
 }
 
@@ -20,8 +22,10 @@ public struct StorageRevision: Hashable, Sendable, CustomStringConvertible {
 public struct StoredContents: Sendable {
     /// The document's bytes, or nil when nothing is stored (a missing file).
     public var bytes: [UInt8]?
+    /// The revision the bytes belong to.
     public var revision: StorageRevision
 
+    /// Contents read at `revision`.
     public init(bytes: [UInt8]?, revision: StorageRevision) {
         self.bytes = bytes
         self.revision = revision

@@ -17,6 +17,7 @@ public struct PreferencesLimits: Sendable, Equatable {
     /// The longest key, in bytes of UTF-8 (1 KiB).
     public var maxKeyLength: Int = 1024
 
+    /// The default limits: 16 MiB files, 64 levels of nesting, 1 KiB keys.
     public init() {}
 
     /// Why `key` cannot be stored, or nil when it can.

@@ -7,10 +7,12 @@ public struct PreferencesProblem: Sendable, Hashable, CustomStringConvertible {
     /// One sentence describing the problem.
     public let message: String
 
+    /// A problem about `key` (nil when it concerns the whole file).
     public init(key: String?, message: String) {
         self.key = key
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 }

@@ -14,6 +14,7 @@ public struct PreferencesSnapshot: Sendable, Equatable {
     /// Defaults registered with ``PreferencesStore/register(defaults:)``.
     public let registeredDefaults: [String: PreferenceValue]
 
+    /// A snapshot of the given values, for tests and for building states by hand.
     public init(
         values: [String: PreferenceValue] = [:], version: Int = 0,
         registeredDefaults: [String: PreferenceValue] = [:]

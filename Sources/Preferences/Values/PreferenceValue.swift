@@ -10,12 +10,19 @@
 /// if case .object(let fields) = value { print(fields.keys.sorted()) }
 /// ```
 public enum PreferenceValue: Sendable, Hashable {
+    /// JSON `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// An integer (a JSON number without fraction or exponent that fits 64 bits).
     case int(Int64)
+    /// Any other JSON number.
     case double(Double)
+    /// A string.
     case string(String)
+    /// An array.
     case array([PreferenceValue])
+    /// An object with string keys.
     case object([String: PreferenceValue])
 }
 
@@ -62,16 +69,23 @@ extension PreferenceValue: ExpressibleByBooleanLiteral,
     ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral,
     ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
+    /// `true` or `false`.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// An integer.
     public init(integerLiteral value: Int64) { self = .int(value) }
+    /// A number.
     public init(floatLiteral value: Double) { self = .double(value) }
+    /// A string.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// An array.
     public init(arrayLiteral elements: PreferenceValue...) { self = .array(elements) }
+    /// An object; a repeated key keeps its last value.
     public init(dictionaryLiteral elements: (String, PreferenceValue)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
 }
 
 extension PreferenceValue: CustomStringConvertible {
+    /// Compact JSON.
     public var description: String { jsonText }
 }
