@@ -64,7 +64,7 @@ struct Cases {
                 } / Double(count))
         }
         precondition(hits == 10 * count)
-        let ratio = median(theirs) / median(ours)
+        let ratio = pairedRatio(theirs, ours)
         return Row(
             id: "P1", measure: "cached typed read", ours: format(nanoseconds: median(ours)),
             comparison: "UserDefaults.bool(forKey:) \(format(nanoseconds: median(theirs)))",
@@ -103,7 +103,7 @@ struct Cases {
                     defaults.synchronize()
                 })
         }
-        let ratio = median(ours) / median(floor)
+        let ratio = pairedRatio(ours, floor)
         let row = Row(
             id: "P2", measure: "one durable set, 20-key store",
             ours: format(nanoseconds: median(ours)),
@@ -179,7 +179,7 @@ struct Cases {
                     precondition((object["values"] as! [String: Any]).count == 10_000)
                 })
         }
-        let ratio = median(ours) / median(foundation)
+        let ratio = pairedRatio(ours, foundation)
         return Row(
             id: "P4", measure: "open a 10,000-key store", ours: format(nanoseconds: median(ours)),
             comparison:

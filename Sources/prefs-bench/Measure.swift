@@ -17,6 +17,13 @@ func median(_ samples: [Double]) -> Double {
     return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
 }
 
+/// The median of the ratios of samples taken side by side (`numerators[i]`
+/// and `denominators[i]` measured one right after the other), so drift in
+/// the machine's speed during the run cancels out.
+func pairedRatio(_ numerators: [Double], _ denominators: [Double]) -> Double {
+    median(zip(numerators, denominators).map { $0 / $1 })
+}
+
 func percentile(_ samples: [Double], _ fraction: Double) -> Double {
     guard !samples.isEmpty else { return .nan }
     let sorted = samples.sorted()

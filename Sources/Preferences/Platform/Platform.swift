@@ -131,7 +131,8 @@ enum Platform {
     /// Writes `bytes` to a new file with an unpredictable name in `directory`,
     /// fsyncs it and returns its path. The caller renames it into place.
     static func writeTemporaryFile(
-        in directory: String, prefix: String, bytes: [UInt8], mode: UInt32 = 0o600
+        in directory: String, prefix: String, bytes: [UInt8], mode: UInt32 = 0o600,
+        owner: (uid: UInt32, gid: UInt32)? = nil
     ) throws -> String {
         var attempts = 0
         while true {
@@ -145,10 +146,15 @@ enum Platform {
                 throw ioError("create a temporary file in", directory, code: code)
             }
             do {
+                // open(2) applies the umask; make the mode exact before the
+                // data, so the one fsync below covers mode, owner and bytes.
+                if fchmod(descriptor, mode_t(mode)) != 0 { throw ioError("chmod", path) }
+                // As root (`sudo prefs set`), keep the service's file its own.
+                if let owner, geteuid() == 0, owner.uid != 0 || owner.gid != getegid() {
+                    _ = fchown(descriptor, uid_t(owner.uid), gid_t(owner.gid))
+                }
                 try writeAll(descriptor, bytes, path: path)
                 if fsync(descriptor) != 0 { throw ioError("fsync", path) }
-                // open(2) applies the umask; make the mode exact.
-                if fchmod(descriptor, mode_t(mode)) != 0 { throw ioError("chmod", path) }
             } catch {
                 close(descriptor)
                 unlink(path)
@@ -177,11 +183,18 @@ enum Platform {
         }
     }
 
+    /// 12 random characters from `[a-z0-9]` (62 bits), from one system call.
     static func randomSuffix() -> String {
         var generator = SystemRandomNumberGenerator()
+        var bits = generator.next()
         let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
-        return String(
-            decoding: (0..<12).map { _ in alphabet[Int(generator.next() % 36)] }, as: UTF8.self)
+        var characters = [UInt8]()
+        characters.reserveCapacity(12)
+        for _ in 0..<12 {
+            characters.append(alphabet[Int(bits % 36)])
+            bits /= 36
+        }
+        return String(decoding: characters, as: UTF8.self)
     }
 
     static func rename(_ from: String, _ to: String) throws {
@@ -318,12 +331,6 @@ enum Platform {
         var value = generation.littleEndian
         let count = withUnsafeBytes(of: &value) { pwrite(descriptor, $0.baseAddress, 8, 0) }
         if count != 8 { throw ioError("write lock file", path) }
-    }
-
-    /// Gives a file the owner and group of another (when running as root, so
-    /// an operator's `sudo prefs set` leaves the service's file its own).
-    static func copyOwnership(to path: String, uid: UInt32, gid: UInt32) {
-        if geteuid() == 0 { _ = chown(path, uid_t(uid), gid_t(gid)) }
     }
 
     // MARK: Time

@@ -22,7 +22,9 @@ public final class FileStorage: PreferencesStorage {
     /// The path as given (made absolute).
     public let path: String
     let maxFileSize: Int
-    private let heldLock = Mutex<Int32?>(nil)
+    /// While the lock is held: its descriptor and the target it protects
+    /// (resolved once, so one locked section works on one file).
+    private let heldLock = Mutex<(descriptor: Int32, target: String)?>(nil)
     private let sweptTemporaryFiles = Mutex(false)
 
     /// A backend for the file at `url`.
@@ -50,7 +52,9 @@ public final class FileStorage: PreferencesStorage {
     }
 
     /// The file actually read and replaced: `path` with symlinks followed.
-    var targetPath: String { Platform.resolveSymlinks(path) }
+    var targetPath: String {
+        heldLock.withLock { $0?.target } ?? Platform.resolveSymlinks(path)
+    }
 
     /// The lock file beside the target.
     var lockPath: String { targetPath + ".lock" }
@@ -63,8 +67,8 @@ public final class FileStorage: PreferencesStorage {
     }
 
     private func generation() -> UInt64 {
-        if let descriptor = heldLock.withLock({ $0 }) {
-            return Platform.readGeneration(descriptor: descriptor)
+        if let held = heldLock.withLock({ $0 }) {
+            return Platform.readGeneration(descriptor: held.descriptor)
         }
         return Platform.readGeneration(path: lockPath)
     }
@@ -94,10 +98,11 @@ public final class FileStorage: PreferencesStorage {
     /// Holds an exclusive `flock` on `<file>.lock` while `body` runs (re-entrant).
     public func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
         if heldLock.withLock({ $0 }) != nil { return try body() }
-        let lockPath = lockPath
+        let target = Platform.resolveSymlinks(path)
+        let lockPath = target + ".lock"
         try Platform.makeDirectories(Platform.parentDirectory(of: lockPath))
         let descriptor = try Platform.lockExclusively(lockPath)
-        heldLock.withLock { $0 = descriptor }
+        heldLock.withLock { $0 = (descriptor, target) }
         defer {
             heldLock.withLock { $0 = nil }
             Platform.unlock(descriptor)
@@ -117,10 +122,7 @@ public final class FileStorage: PreferencesStorage {
             let existing = try Platform.fileStamp(target)
             let temporary = try Platform.writeTemporaryFile(
                 in: directory, prefix: Platform.lastComponent(of: target), bytes: bytes,
-                mode: existing?.mode ?? 0o600)
-            if let existing {
-                Platform.copyOwnership(to: temporary, uid: existing.uid, gid: existing.gid)
-            }
+                mode: existing?.mode ?? 0o600, owner: existing.map { ($0.uid, $0.gid) })
             do {
                 try Platform.rename(temporary, target)
             } catch {
@@ -156,7 +158,7 @@ public final class FileStorage: PreferencesStorage {
     }
 
     private func bumpGeneration() throws -> UInt64 {
-        guard let descriptor = heldLock.withLock({ $0 }) else { return 0 }
+        guard let descriptor = heldLock.withLock({ $0?.descriptor }) else { return 0 }
         let next = Platform.readGeneration(descriptor: descriptor) &+ 1
         try Platform.writeGeneration(next, descriptor: descriptor, path: lockPath)
         return next
