@@ -18,10 +18,14 @@ enum PropertiesParser {
         let text = try decode(bytes, encoding: encoding, file: file)
         var reader = LineReader(text: text)
         var result: [String: PreferenceValue] = [:]
-        while let line = reader.readLine() {
+        // Buffers reused from line to line: a large file costs few allocations.
+        var line = LogicalLine()
+        var scratch = Scratch()
+        while reader.readLine(into: &line) {
             let (keyEnd, valueStart) = split(line.units)
-            let key = try unescape(line, 0..<keyEnd, text: text, file: file)
-            let value = try unescape(line, valueStart..<line.units.count, text: text, file: file)
+            let key = try unescape(line, 0..<keyEnd, text: text, file: file, scratch: &scratch)
+            let value = try unescape(
+                line, valueStart..<line.units.count, text: text, file: file, scratch: &scratch)
             result[key] = .string(value)
         }
         return result
@@ -149,8 +153,11 @@ enum PropertiesParser {
         private static let carriageReturn: UInt16 = 0x0D
         private static let backslash: UInt16 = 0x5C
 
-        mutating func readLine() -> LogicalLine? {
-            var line = LogicalLine()
+        /// Reads the next logical line into `line` (its buffers are reused);
+        /// false at the end of the text.
+        mutating func readLine(into line: inout LogicalLine) -> Bool {
+            line.units.removeAll(keepingCapacity: true)
+            line.origins.removeAll(keepingCapacity: true)
             var skipWhiteSpace = true
             var appendedLineBegin = false
             var precedingBackslash = false
@@ -159,9 +166,9 @@ enum PropertiesParser {
                 guard offset < units.count else {
                     // End of input: the logical line ends; a dangling
                     // continuation backslash is dropped.
-                    if line.units.isEmpty { return nil }
+                    if line.units.isEmpty { return false }
                     if precedingBackslash { line.removeLast() }
-                    return line
+                    return true
                 }
                 let char = units[offset]
                 let position = offset
@@ -201,9 +208,9 @@ enum PropertiesParser {
                 }
                 if offset >= units.count {
                     if precedingBackslash { line.removeLast() }
-                    return line
+                    return true
                 }
-                guard precedingBackslash else { return line }
+                guard precedingBackslash else { return true }
                 line.removeLast()
                 skipWhiteSpace = true
                 appendedLineBegin = true
@@ -249,11 +256,33 @@ enum PropertiesParser {
     }
 
     /// `Properties.loadConvert`: decodes the escapes of one key or value.
+    /// Buffers for ``unescape(_:_:text:file:scratch:)``, reused between calls.
+    struct Scratch {
+        var units: [UInt16] = []
+        var bytes: [UInt8] = []
+    }
+
     private static func unescape(
-        _ line: LogicalLine, _ range: Range<Int>, text: DecodedText, file: String
+        _ line: LogicalLine, _ range: Range<Int>, text: DecodedText, file: String,
+        scratch: inout Scratch
     ) throws -> String {
-        var out: [UInt16] = []
-        out.reserveCapacity(range.count)
+        scratch.units.removeAll(keepingCapacity: true)
+        // Plain ASCII without escapes, the common case, goes straight to a string.
+        var plain = true
+        for index in range where line.units[index] >= 0x80 || line.units[index] == 0x5C {
+            plain = false
+            break
+        }
+        if plain {
+            scratch.bytes.removeAll(keepingCapacity: true)
+            for index in range {
+                scratch.bytes.append(UInt8(truncatingIfNeeded: line.units[index]))
+            }
+            return String(decoding: scratch.bytes, as: UTF8.self)
+        }
+        var out = scratch.units
+        scratch.units = []
+        defer { scratch.units = out }
         var index = range.lowerBound
         while index < range.upperBound {
             var char = line.units[index]
@@ -293,14 +322,13 @@ enum PropertiesParser {
             default: out.append(char)
             }
         }
-        return string(fromUTF16: out)
+        return string(fromUTF16: out, buffer: &scratch.bytes)
     }
 
     /// A string from UTF-16 code units, lone surrogates as U+FFFD, going
     /// through UTF-8 (the standard library's fast path).
-    static func string(fromUTF16 units: [UInt16]) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(units.count)
+    static func string(fromUTF16 units: [UInt16], buffer bytes: inout [UInt8]) -> String {
+        bytes.removeAll(keepingCapacity: true)
         var index = 0
         while index < units.count {
             let unit = units[index]

@@ -72,13 +72,13 @@ enum JSONText {
             }
             out.append(UInt8(ascii: "{"))
             var first = true
-            for key in fields.keys.sorted() {
+            for (key, field) in fields.sorted(by: { $0.key < $1.key }) {
                 if !first { out.append(UInt8(ascii: ",")) }
                 first = false
                 if pretty { newline(into: &out, indent: indent + 1) }
                 writeString(key, into: &out)
                 out.append(contentsOf: (pretty ? " : " : ":").utf8)
-                write(fields[key]!, into: &out, pretty: pretty, indent: indent + 1)
+                write(field, into: &out, pretty: pretty, indent: indent + 1)
             }
             if pretty { newline(into: &out, indent: indent) }
             out.append(UInt8(ascii: "}"))
@@ -106,6 +106,12 @@ enum JSONText {
 
     static func writeString(_ text: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Most strings need no escaping: copy them whole.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) {
+            out.append(contentsOf: text.utf8)
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
