@@ -167,6 +167,65 @@ import Testing
         #expect(second[.counter] == 2)
     }
 
+    @Test func aFurtherHandleReReadsTheFileAndAppliesItsOwnCorruptionPolicy() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let first = try await PreferencesStore(fileURL: url)
+        try await first.set(.counter, 1)
+        // Another program replaces the file.
+        try write(#"{"format": 1, "values": {"counter": 7}}"#, to: url)
+        let second = try await PreferencesStore(fileURL: url)
+        #expect(second[.counter] == 7)
+        #expect(first[.counter] == 7)
+        // Then leaves garbage: the default policy refuses, backupAndReset recovers.
+        try write("garbage", to: url)
+        await #expect(throws: PreferencesError.self) {
+            _ = try await PreferencesStore(fileURL: url)
+        }
+        let third = try await PreferencesStore(fileURL: url, corruption: .backupAndReset)
+        #expect(third[.counter] == 0)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(names.contains { $0.hasPrefix("prefs.json.corrupt-") })
+        try await first.set(.counter, 2)
+        #expect(third[.counter] == 2)
+    }
+
+    @Test func datesOutsideTheYears0To9999AreRefusedNotCrashed() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
+        for date in [
+            Date(timeIntervalSinceReferenceDate: 1e19), Date(timeIntervalSinceReferenceDate: 1e12),
+            Date(timeIntervalSinceReferenceDate: -1e12), Date(timeIntervalSinceReferenceDate: .nan),
+        ] {
+            await #expect {
+                try await store.set(.when, date)
+            } throws: { error in
+                guard case PreferencesError.invalidValue(let key, let reason) = error else {
+                    return false
+                }
+                return key == "when" && reason.contains("0000–9999")
+            }
+        }
+        let latest = Date(timeIntervalSince1970: 253_402_300_799)
+        try await store.set(.when, latest)
+        #expect(store[.when] == latest)
+        #expect(store.snapshot.values["when"] == "9999-12-31T23:59:59Z")
+        // Inside a Codable value too.
+        await #expect(throws: PreferencesError.self) {
+            try await store.set(.lastSync, Date(timeIntervalSinceReferenceDate: 1e12))
+        }
+    }
+
+    @Test func aReplacementWithAnInvalidKeyLeavesTheCorruptFileInPlace() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        try write("garbage", to: url)
+        await #expect(throws: PreferencesError.self) {
+            _ = try await PreferencesStore(fileURL: url, corruption: .replace { _ in ["": 1] })
+        }
+        #expect(contents(url) == "garbage")
+    }
+
     @Test func symlinkedFileIsFollowedAndTheLinkKept() async throws {
         let directory = try TemporaryDirectory()
         let target = directory.file("real.json")

@@ -36,7 +36,8 @@ public enum PreferenceValueType: String, Sendable, CaseIterable, Codable {
             // Integers beyond 64 bits stay text rather than losing digits.
             return Int64(text) != nil ? .int : .string
         }
-        return .double
+        // So do decimals beyond Double's range (1e400).
+        return Double(text)?.isFinite == true ? .double : .string
     }
 
     /// Converts a command-line string into a stored value of this type.
@@ -85,6 +86,9 @@ public enum PreferenceValueType: String, Sendable, CaseIterable, Codable {
         case .date:
             guard let date = ISO8601.parse(text) else {
                 throw invalid("an ISO 8601 date (2026-01-31T09:30:00Z)")
+            }
+            if let problem = ISO8601.problem(with: date) {
+                throw invalid("a storable date: \(problem)")
             }
             return .string(ISO8601.format(date))
         case .data:

@@ -26,8 +26,10 @@ enum Platform {
     }
 
     static var errno: Int32 {
-        #if canImport(Glibc) || canImport(Musl)
+        #if canImport(Glibc)
             Glibc.errno
+        #elseif canImport(Musl)
+            Musl.errno
         #else
             Darwin.errno
         #endif
@@ -65,6 +67,8 @@ enum Platform {
     private static func systemStat() -> stat {
         #if canImport(Darwin)
             Darwin.stat()
+        #elseif canImport(Musl)
+            Musl.stat()
         #else
             Glibc.stat()
         #endif

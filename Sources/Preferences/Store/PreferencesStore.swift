@@ -65,7 +65,7 @@ public final class PreferencesStore: Sendable {
         corruption: CorruptionPolicy = .fail, limits: PreferencesLimits = PreferencesLimits()
     ) async throws {
         core = StoreRegistry.core(for: storage, limits: limits, corruption: corruption)
-        try await core.open(migrations: migrations)
+        try await core.open(migrations: migrations, corruption: corruption)
     }
 
     /// Where the data lives (a file path for the file backend).

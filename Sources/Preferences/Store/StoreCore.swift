@@ -59,10 +59,12 @@ final class StoreCore: Sendable {
 
     // MARK: Opening
 
-    /// Loads the file (once per core) and runs `migrations`, on the store's queue.
-    func open(migrations: [any PreferencesMigration]) async throws {
+    /// Loads the file — or, for a further handle on a file already open in
+    /// this process, re-reads it if it changed — applying the opener's
+    /// corruption policy, then runs `migrations`; on the store's queue.
+    func open(migrations: [any PreferencesMigration], corruption: CorruptionPolicy) async throws {
         try await onQueue {
-            try self.loadIfNeeded()
+            try self.load(policy: corruption)
             if !migrations.isEmpty { try self.migrate(migrations) }
         }
     }
@@ -74,8 +76,9 @@ final class StoreCore: Sendable {
         }
     }
 
-    private func loadIfNeeded() throws {
-        if state.withLock({ $0.loaded }) { return }
+    private func load(policy: CorruptionPolicy) throws {
+        let (loaded, known) = state.withLock { ($0.loaded, $0.revision) }
+        if loaded, try storage.currentRevision() == known { return }
         let contents = try storage.read()
         let document: StoreDocument
         var revision = contents.revision
@@ -84,12 +87,12 @@ final class StoreCore: Sendable {
         } catch let error as PreferencesError {
             // With `.fail` nothing is touched, not even the lock file.
             guard case .corrupted = error else { throw error }
-            if case .fail = corruption.action { throw error }
+            if case .fail = policy.action { throw error }
             (document, revision) = try storage.withExclusiveAccess {
                 // Someone may have repaired or replaced the file meanwhile.
                 let again = try storage.read()
                 if let document = try? decode(again) { return (document, again.revision) }
-                return try recover(from: error, revision: again.revision)
+                return try recover(from: error, policy: policy)
             }
         }
         publish(document, revision: revision)
@@ -101,12 +104,12 @@ final class StoreCore: Sendable {
         return try StoreDocument.decode(bytes, file: storage.location, limits: limits)
     }
 
-    /// Applies the corruption policy; called holding exclusive access.
-    private func recover(from error: PreferencesError, revision: StorageRevision) throws -> (
+    /// Applies a corruption policy; called holding exclusive access.
+    private func recover(from error: PreferencesError, policy: CorruptionPolicy) throws -> (
         StoreDocument, StorageRevision
     ) {
         let replacement: [String: PreferenceValue]
-        switch corruption.action {
+        switch policy.action {
         case .fail:
             throw error
         case .backupAndReset:
@@ -114,6 +117,17 @@ final class StoreCore: Sendable {
         case .replace(let makeValues):
             replacement = makeValues(error)
         }
+        // Check the replacement before moving anything: a replacement the next
+        // open would reject must not cost the bad file its place.
+        for key in replacement.keys {
+            if let problem = limits.problem(withKey: key) {
+                throw PreferencesError.invalidKey(
+                    key: key, reason: "in the replacement values: \(problem)")
+            }
+        }
+        let document = StoreDocument(values: replacement)
+        let replacementBytes =
+            replacement.isEmpty ? nil : try document.encode(file: storage.location, limits: limits)
         let place = try storage.setAsideCorrupt(stamp: Self.timestamp())
         state.withLock {
             $0.fileProblems = [
@@ -121,9 +135,7 @@ final class StoreCore: Sendable {
                     key: nil, message: "\(error.description); the file was moved to \(place)")
             ]
         }
-        let document = StoreDocument(values: replacement)
-        if replacement.isEmpty { return (document, .absent) }
-        let bytes = try document.encode(file: storage.location, limits: limits)
+        guard let bytes = replacementBytes else { return (document, .absent) }
         guard let written = try storage.write(bytes, ifRevision: .absent) else {
             throw PreferencesError.io(
                 operation: "replace", path: storage.location, code: 0,
@@ -141,10 +153,10 @@ final class StoreCore: Sendable {
     // MARK: Reloading
 
     /// Re-reads the storage if its revision moved; called on the queue.
-    /// With `applyPolicy`, a corrupt file goes through the corruption policy
-    /// (the caller holds exclusive access); without, it is reported and the
-    /// last good state kept (C6).
-    private func refreshIfChanged(applyPolicy: Bool) throws {
+    /// With a `policy`, a corrupt file goes through it (the caller holds
+    /// exclusive access); without, it is reported and the last good state
+    /// kept (C6).
+    private func refreshIfChanged(policy: CorruptionPolicy?) throws {
         let known = state.withLock { $0.revision }
         guard try storage.currentRevision() != known else { return }
         let contents = try storage.read()
@@ -154,8 +166,8 @@ final class StoreCore: Sendable {
             publish(document, revision: contents.revision)
         } catch let error as PreferencesError {
             guard case .corrupted = error else { throw error }
-            if applyPolicy {
-                let (document, revision) = try recover(from: error, revision: contents.revision)
+            if let policy {
+                let (document, revision) = try recover(from: error, policy: policy)
                 publish(document, revision: revision)
             } else {
                 state.withLock {
@@ -173,7 +185,7 @@ final class StoreCore: Sendable {
     /// problems; the feed and the last good state stay.
     func reloadFromWatcher() {
         do {
-            try refreshIfChanged(applyPolicy: false)
+            try refreshIfChanged(policy: nil)
         } catch let error as PreferencesError {
             if case .corrupted = error { return }
             state.withLock {
@@ -184,7 +196,7 @@ final class StoreCore: Sendable {
 
     /// Re-reads the storage now (for callers without a change feed).
     func reload() async throws {
-        try await onQueue { try self.refreshIfChanged(applyPolicy: false) }
+        try await onQueue { try self.refreshIfChanged(policy: nil) }
     }
 
     // MARK: Publishing
@@ -295,9 +307,9 @@ final class StoreCore: Sendable {
         var outcomes = [Result<Void, any Error>](repeating: .success(()), count: batch.count)
         do {
             try storage.withExclusiveAccess {
-                if !state.withLock({ $0.loaded }) { try loadIfNeeded() }
+                if !state.withLock({ $0.loaded }) { try load(policy: corruption) }
                 for _ in 0..<8 {
-                    try refreshIfChanged(applyPolicy: true)
+                    try refreshIfChanged(policy: corruption)
                     let (base, revision) = state.withLock { ($0.snapshot, $0.revision) }
                     var working = MutablePreferences(snapshot: base, limits: limits)
                     for index in batch.indices {
@@ -335,6 +347,9 @@ final class StoreCore: Sendable {
             // only the offending one fails.
             return batch.map { commit([$0])[0] }
         } catch {
+            // A write can fail after the new file is already in place (the
+            // directory fsync, say): re-read so memory shows what disk holds.
+            try? refreshIfChanged(policy: nil)
             for index in outcomes.indices where (try? outcomes[index].get()) != nil {
                 outcomes[index] = .failure(error)
             }
@@ -353,7 +368,7 @@ final class StoreCore: Sendable {
         let current = snapshot
         guard try migrations.contains(where: { try $0.shouldMigrate(current) }) else { return }
         let ran: [any PreferencesMigration] = try storage.withExclusiveAccess {
-            try refreshIfChanged(applyPolicy: true)
+            try refreshIfChanged(policy: corruption)
             let (base, revision) = state.withLock { ($0.snapshot, $0.revision) }
             var working = MutablePreferences(snapshot: base, limits: limits)
             var ran: [any PreferencesMigration] = []

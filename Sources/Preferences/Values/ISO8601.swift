@@ -9,9 +9,24 @@ import Foundation
 enum ISO8601 {
     private static let referenceOffset: Int64 = 978_307_200  // 1970 → 2001
 
+    /// The first and last second the file format can hold: years 0000–9999.
+    static let earliestSeconds: Double = -62_167_219_200
+    static let latestSeconds: Double = 253_402_300_799
+
+    /// Why `date` cannot be stored, or nil when it can.
+    static func problem(with date: Date) -> String? {
+        let seconds = date.timeIntervalSince1970
+        guard seconds.isFinite, seconds >= earliestSeconds, seconds < latestSeconds + 1 else {
+            return
+                "the date \(date.timeIntervalSince1970) s since 1970 is outside the years 0000–9999"
+        }
+        return nil
+    }
+
+    /// The ISO 8601 text of `date`; only for dates ``problem(with:)`` accepts.
     static func format(_ date: Date) -> String {
         let reference = date.timeIntervalSinceReferenceDate
-        guard reference.isFinite else { return "1970-01-01T00:00:00Z" }
+        guard problem(with: date) == nil else { return "1970-01-01T00:00:00Z" }
         let whole = reference.rounded(.down)
         let fraction = reference - whole
         let seconds = Int64(whole) + referenceOffset

@@ -16,7 +16,9 @@ enum ValueCoding {
         case let number as Double: return encodeDouble(number)
         case let number as Int64: return .int(number)
         case let number as Float: return encodeFloat(number)
-        case let date as Date: return .string(ISO8601.format(date))
+        case let date as Date:
+            if let problem = ISO8601.problem(with: date) { throw OutOfRange(reason: problem) }
+            return .string(ISO8601.format(date))
         case let data as Data: return .string(data.base64EncodedString())
         case let url as URL: return .string(url.absoluteString)
         default:
@@ -45,7 +47,11 @@ enum ValueCoding {
         return .double(Double(number.description) ?? Double(number))
     }
 
-    private struct Mismatch: Error {}
+    /// A value the file format cannot hold (a date beyond year 9999).
+    struct OutOfRange: Error, CustomStringConvertible {
+        let reason: String
+        var description: String { reason }
+    }
 
     /// nil when `T` is not a scalar type with a direct path.
     private static func decodeScalar<T>(_ type: T.Type, from value: PreferenceValue) throws -> T? {
@@ -128,6 +134,10 @@ enum ValueCoding {
         encoder.dataEncodingStrategy = .base64
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
+            if let problem = ISO8601.problem(with: date) {
+                throw EncodingError.invalidValue(
+                    date, .init(codingPath: encoder.codingPath, debugDescription: problem))
+            }
             try container.encode(ISO8601.format(date))
         }
         encoder.nonConformingFloatEncodingStrategy = .convertToString(
@@ -154,6 +164,9 @@ enum ValueCoding {
 
     /// A short human description of why decoding failed, with the coding path.
     static func describe(_ error: any Error) -> String {
+        if case EncodingError.invalidValue(_, let context) = error {
+            return context.debugDescription
+        }
         guard let error = error as? DecodingError else { return "\(error)" }
         func path(_ context: DecodingError.Context) -> String {
             let names = context.codingPath.map { key in

@@ -27,8 +27,17 @@ final class TemporaryDirectory {
 
 /// A built product (`prefs`, `prefs-harness`) beside the test bundle.
 func productURL(_ name: String) -> URL {
-    let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-    var directory = executable.deletingLastPathComponent()
+    // Linux: the test binary itself. macOS: the loaded .xctest bundle, which
+    // sits in the same build directory as the products.
+    let start: URL
+    if FileManager.default.fileExists(atPath: "/proc/self/exe") {
+        start = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    } else if let bundle = Bundle.allBundles.first(where: { $0.bundlePath.hasSuffix(".xctest") }) {
+        start = bundle.bundleURL
+    } else {
+        start = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    }
+    var directory = start.deletingLastPathComponent()
     // On macOS the tests run inside a bundle: …/debug/X.xctest/Contents/MacOS/X.
     while !FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path),
         directory.path != "/"
