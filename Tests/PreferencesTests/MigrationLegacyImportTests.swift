@@ -331,4 +331,19 @@ struct MigrationLegacyImportTests {
             FileManager.default.fileExists(atPath: env.path + ".migrated")
                 == (afterImport == .rename))
     }
+
+    @Test func skippedEnvdirEntriesAreReportedAsProblems() async throws {
+        let env = directory.file("env")
+        try FileManager.default.createDirectory(
+            at: env.appendingPathComponent("nested"), withIntermediateDirectories: true)
+        try write("fr\n", to: env.appendingPathComponent("LANGUAGE"))
+        try write("x\n", to: env.appendingPathComponent("A=B"))
+        let store = try await PreferencesStore(
+            fileURL: file, migrations: [LegacyImport(.envdir, at: env)])
+        #expect(store.snapshot.values == ["LANGUAGE": "fr"])
+        let messages = store.problems.map(\.message)
+        #expect(messages.count == 2)
+        #expect(messages.contains { $0.contains("nested") && $0.contains("directory") })
+        #expect(messages.contains { $0.contains("A=B") })
+    }
 }

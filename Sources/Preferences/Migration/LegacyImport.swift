@@ -111,6 +111,9 @@ public struct LegacyImport: PreferencesMigration {
             return
         }
         try importValues(contents, into: &preferences)
+        for warning in contents.warnings {
+            preferences.report("importing \(source.path): \(warning)")
+        }
         if let version { preferences.version = max(preferences.version, version) }
     }
 

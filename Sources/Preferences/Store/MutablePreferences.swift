@@ -20,6 +20,8 @@ public struct MutablePreferences: Sendable {
     var failure: PreferencesError?
     /// Whether any value was changed (set to something different or removed).
     private(set) var changed = false
+    /// Notes a migration left for ``PreferencesStore/problems``.
+    private(set) var reports: [PreferencesProblem] = []
 
     /// An undo log for one transform of a group commit, so a transform that
     /// throws can be undone without copying every value beforehand.
@@ -117,6 +119,12 @@ public struct MutablePreferences: Sendable {
             }
             assign(name, newValue)
         }
+    }
+
+    /// Leaves a note in ``PreferencesStore/problems`` once the edit is
+    /// committed — for example a migration reporting legacy entries it skipped.
+    public mutating func report(_ message: String, key: String? = nil) {
+        reports.append(PreferencesProblem(key: key, message: message))
     }
 
     /// Removes the key, so its default applies again.

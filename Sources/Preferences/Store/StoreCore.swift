@@ -367,35 +367,37 @@ final class StoreCore: Sendable {
     private func migrate(_ migrations: [any PreferencesMigration]) throws {
         let current = snapshot
         guard try migrations.contains(where: { try $0.shouldMigrate(current) }) else { return }
-        let ran: [any PreferencesMigration] = try storage.withExclusiveAccess {
-            try refreshIfChanged(policy: corruption)
-            let (base, revision) = state.withLock { ($0.snapshot, $0.revision) }
-            var working = MutablePreferences(snapshot: base, limits: limits)
-            var ran: [any PreferencesMigration] = []
-            for migration in migrations where try migration.shouldMigrate(working.snapshot) {
-                do {
-                    try migration.migrate(&working)
-                    if let failure = working.failure { throw failure }
-                } catch let error as PreferencesError {
-                    throw error
-                } catch {
-                    throw PreferencesError.migrationFailed(step: migration.name, reason: "\(error)")
+        let (ran, reports): ([any PreferencesMigration], [PreferencesProblem]) =
+            try storage.withExclusiveAccess {
+                try refreshIfChanged(policy: corruption)
+                let (base, revision) = state.withLock { ($0.snapshot, $0.revision) }
+                var working = MutablePreferences(snapshot: base, limits: limits)
+                var ran: [any PreferencesMigration] = []
+                for migration in migrations where try migration.shouldMigrate(working.snapshot) {
+                    do {
+                        try migration.migrate(&working)
+                        if let failure = working.failure { throw failure }
+                    } catch let error as PreferencesError {
+                        throw error
+                    } catch {
+                        throw PreferencesError.migrationFailed(
+                            step: migration.name, reason: "\(error)")
+                    }
+                    ran.append(migration)
                 }
-                ran.append(migration)
-            }
-            if working.values != base.values || working.version != base.version {
-                let document = StoreDocument(values: working.values, version: working.version)
-                let bytes = try document.encode(file: storage.location, limits: limits)
-                guard let written = try storage.write(bytes, ifRevision: revision) else {
-                    throw PreferencesError.io(
-                        operation: "migrate", path: storage.location, code: 0,
-                        message: "the file changed during the migration; open again")
+                if working.values != base.values || working.version != base.version {
+                    let document = StoreDocument(values: working.values, version: working.version)
+                    let bytes = try document.encode(file: storage.location, limits: limits)
+                    guard let written = try storage.write(bytes, ifRevision: revision) else {
+                        throw PreferencesError.io(
+                            operation: "migrate", path: storage.location, code: 0,
+                            message: "the file changed during the migration; open again")
+                    }
+                    publish(document, revision: written)
                 }
-                publish(document, revision: written)
+                return (ran, working.reports)
             }
-            return ran
-        }
-        var problems: [PreferencesProblem] = []
+        var problems = reports
         for migration in ran {
             do {
                 try migration.cleanUp()
