@@ -90,15 +90,15 @@ import Testing
         try await store.set(.counter, 1)
         let feed = FeedRecorder(store.changes(.counter))
         #expect(await feed.next(1) == 1)
+        let problems = FeedRecorder(store.problemChanges())
+        #expect(await problems.next([]) == [])
 
         let garbage = "{ \"format\" : 1, \"values\" : { \"counter\" : "
         try replaceAtomically(url, with: garbage)
-        let reported = await eventually {
-            store.problems.contains {
-                $0.message.contains(url.path) && $0.message.contains("not valid JSON")
-            }
-        }
-        #expect(reported, "problems: \(store.problems)")
+        let reported = await problems.next(where: { list in
+            list.contains { $0.message.contains(url.path) && $0.message.contains("not valid JSON") }
+        })
+        #expect(reported != nil, "problems: \(store.problems)")
         #expect(store[.counter] == 1)
         #expect(contents(url) == garbage)
 
@@ -110,6 +110,7 @@ import Testing
         #expect(child.readLine() == nil, "the child refuses to overwrite a corrupt file")
         try replaceAtomically(url, with: storeFile(#"{ "counter" : 3 }"#))
         #expect(await feed.next(3) == 3)
+        #expect(await problems.next([]) == [])
         #expect(store.problems.isEmpty)
         #expect(!feed.values.contains(0), "the corrupt file must not read as empty: \(feed.values)")
     }

@@ -98,18 +98,6 @@ extension FeedRecorder where Element: Equatable {
     }
 }
 
-/// Waits until `condition` holds, checking every few milliseconds, for
-/// state that has no event to await (problems reported by the watcher).
-func eventually(timeout: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
-    while clock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return condition()
-}
-
 /// Replaces a file the way editors and other tools do: write a temporary
 /// file beside it, then rename it over the name.
 func replaceAtomically(_ url: URL, with text: String) throws {

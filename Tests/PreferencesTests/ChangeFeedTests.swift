@@ -5,6 +5,23 @@ import Testing
 
 /// The change feed within one process (SPEC C1, C2, C4, C5).
 @Suite struct ChangeFeedTests {
+    @Test func problemFeedReportsMismatchesAndKeepsTheFileWatched() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
+        #expect(!store.core.isWatching)
+        let problems = FeedRecorder(store.problemChanges())
+        #expect(await problems.next([]) == [])
+        #expect(store.core.isWatching)
+        try await store.edit { $0[raw: "counter"] = "seven" }
+        #expect(store[.counter] == 0)  // the read meets the mismatch
+        let reported = await problems.next(where: { $0.map(\.key) == ["counter"] })
+        #expect(reported?.first?.message.contains("seven") == true)
+        try await store.set(.counter, 7)
+        #expect(await problems.next([]) == [])
+        await problems.cancel()
+        #expect(!store.core.isWatching)
+    }
+
     @Test func keyFeedStartsWithTheCurrentValueThenEachNewDistinctValue() async throws {
         let directory = try TemporaryDirectory()
         let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))

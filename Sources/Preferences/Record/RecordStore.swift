@@ -154,5 +154,6 @@ extension StoreCore {
     /// key, so the problem is dropped when that key's stored value changes.
     func reportRecordProblem(field: String, _ problem: PreferencesProblem) {
         state.withLock { $0.mismatches[field] = problem }
+        notifyProblemWatchers()
     }
 }

@@ -66,4 +66,38 @@ extension PreferencesStore {
         continuation.onTermination = { _ in core.unsubscribe(id) }
         return stream
     }
+
+    /// The current ``problems``, then the list again each time it changes —
+    /// for logging a corrupt file another program wrote (C6), a stored value
+    /// of the wrong type, or a migration's notes.
+    ///
+    /// While it runs, the store watches the file as a change feed does, so
+    /// problems in other programs' writes are noticed without reading.
+    ///
+    /// ```swift
+    /// for await problems in store.problemChanges() {
+    ///     for problem in problems { log.warning("\(problem)") }
+    /// }
+    /// ```
+    public func problemChanges() -> AsyncStream<[PreferencesProblem]> {
+        let (stream, continuation) = AsyncStream<[PreferencesProblem]>.makeStream(
+            bufferingPolicy: .bufferingNewest(1))
+        let core = self.core
+        let last = Mutex<(problems: [PreferencesProblem], sequence: UInt64)?>(nil)
+        let watcher = core.watchProblems { problems, sequence in
+            // Yield under the lock so deliveries from two threads stay in order.
+            last.withLock { last in
+                if let last, sequence < last.sequence || last.problems == problems { return }
+                last = (problems, sequence)
+                continuation.yield(problems)
+            }
+        }
+        // An ordinary subscriber keeps the file watched while this runs.
+        let subscriber = core.subscribe { _, _ in }
+        continuation.onTermination = { _ in
+            core.stopWatchingProblems(watcher)
+            core.unsubscribe(subscriber)
+        }
+        return stream
+    }
 }

@@ -39,6 +39,14 @@ final class StoreCore: Sendable {
         var mismatches: [String: PreferencesProblem] = [:]
         var fileProblems: [PreferencesProblem] = []
         var migrationProblems: [PreferencesProblem] = []
+        var problemWatchers: [UInt64: @Sendable ([PreferencesProblem], UInt64) -> Void] = [:]
+        var problemSequence: UInt64 = 0
+        var notifiedProblems: [PreferencesProblem]?
+
+        var problems: [PreferencesProblem] {
+            fileProblems + migrationProblems
+                + mismatches.keys.sorted().compactMap { mismatches[$0] }
+        }
     }
 
     let state = Mutex(State())
@@ -64,6 +72,7 @@ final class StoreCore: Sendable {
     /// corruption policy, then runs `migrations`; on the store's queue.
     func open(migrations: [any PreferencesMigration], corruption: CorruptionPolicy) async throws {
         try await onQueue {
+            defer { self.notifyProblemWatchers() }
             try self.load(policy: corruption)
             if !migrations.isEmpty { try self.migrate(migrations) }
         }
@@ -184,6 +193,7 @@ final class StoreCore: Sendable {
     /// Re-reads after a change signalled by the watcher. Errors are kept as
     /// problems; the feed and the last good state stay.
     func reloadFromWatcher() {
+        defer { notifyProblemWatchers() }
         do {
             try refreshIfChanged(policy: nil)
         } catch let error as PreferencesError {
@@ -196,7 +206,10 @@ final class StoreCore: Sendable {
 
     /// Re-reads the storage now (for callers without a change feed).
     func reload() async throws {
-        try await onQueue { try self.refreshIfChanged(policy: nil) }
+        try await onQueue {
+            defer { self.notifyProblemWatchers() }
+            try self.refreshIfChanged(policy: nil)
+        }
     }
 
     // MARK: Publishing
@@ -221,6 +234,7 @@ final class StoreCore: Sendable {
         }
         guard let (snapshot, generation, subscribers) = delivery else { return }
         for subscriber in subscribers { subscriber.deliver(snapshot, generation) }
+        notifyProblemWatchers()
     }
 
     func register(defaults: [String: PreferenceValue]) {
@@ -242,12 +256,49 @@ final class StoreCore: Sendable {
         state.withLock { state in
             state.mismatches[key] = PreferencesProblem(key: key, message: error.description)
         }
+        notifyProblemWatchers()
     }
 
     var problems: [PreferencesProblem] {
+        state.withLock { $0.problems }
+    }
+
+    /// Tells problem watchers about the current problems if they changed
+    /// since the last notice. Cheap when nobody watches.
+    func notifyProblemWatchers() {
+        let delivery = state.withLock {
+            state -> (
+                [PreferencesProblem], UInt64, [@Sendable ([PreferencesProblem], UInt64) -> Void]
+            )? in
+            guard !state.problemWatchers.isEmpty else { return nil }
+            let current = state.problems
+            if state.notifiedProblems == current { return nil }
+            state.notifiedProblems = current
+            state.problemSequence += 1
+            return (current, state.problemSequence, Array(state.problemWatchers.values))
+        }
+        guard let (problems, sequence, watchers) = delivery else { return }
+        for watcher in watchers { watcher(problems, sequence) }
+    }
+
+    /// Registers a problem watcher; it receives the current problems at once.
+    /// Each delivery carries a sequence number so late ones can be ignored.
+    func watchProblems(
+        _ deliver: @escaping @Sendable ([PreferencesProblem], UInt64) -> Void
+    ) -> UInt64 {
+        let (id, current, sequence) = state.withLock { state in
+            state.nextID += 1
+            state.problemWatchers[state.nextID] = deliver
+            return (state.nextID, state.problems, state.problemSequence)
+        }
+        deliver(current, sequence)
+        return id
+    }
+
+    func stopWatchingProblems(_ id: UInt64) {
         state.withLock { state in
-            state.fileProblems + state.migrationProblems
-                + state.mismatches.keys.sorted().compactMap { state.mismatches[$0] }
+            state.problemWatchers[id] = nil
+            if state.problemWatchers.isEmpty { state.notifiedProblems = nil }
         }
     }
 
@@ -409,6 +460,7 @@ final class StoreCore: Sendable {
             }
         }
         state.withLock { $0.migrationProblems = problems }
+        notifyProblemWatchers()
     }
 
     // MARK: Subscribers
