@@ -49,7 +49,7 @@ final class StoreCore: Sendable {
         }
     }
 
-    let state = Mutex(State())
+    let state = Locked(State())
 
     init(storage: any PreferencesStorage, limits: PreferencesLimits, corruption: CorruptionPolicy) {
         self.storage = storage

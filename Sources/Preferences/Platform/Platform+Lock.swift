@@ -1,0 +1,38 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A value guarded by a `pthread_mutex_t`.
+///
+/// The store's shared state uses this rather than `Synchronization.Mutex`
+/// because ThreadSanitizer models pthread mutexes, but not the futex calls
+/// `Mutex` makes on Linux, and would otherwise report every access under
+/// the lock as a race.
+final class Locked<Value>: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var value: Value
+
+    init(_ value: Value) {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        self.value = value
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with exclusive access to the value.
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
+}
