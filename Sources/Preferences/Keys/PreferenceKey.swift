@@ -64,6 +64,17 @@ public final class PreferenceKey<Value: Codable & Sendable>: PreferenceKeys, @un
         return try ValueCoding.decode(Value.self, from: stored)
     }
 
+    /// Decodes, turning a failure into ``PreferencesError/typeMismatch(key:expected:found:)`` (S7).
+    func value(from stored: PreferenceValue) throws -> Value {
+        do {
+            return try decode(stored)
+        } catch {
+            throw PreferencesError.typeMismatch(
+                key: name, expected: "\(Value.self)",
+                found: "\(stored.typeDescription) \(stored.jsonText.prefix(80))")
+        }
+    }
+
     /// The common scalar cases without dynamic casts; nil means "take the
     /// general path" (which also produces the error for a mismatch).
     @inlinable

@@ -57,7 +57,7 @@ struct ManifestReader {
             guard type == .int || type == .double else {
                 throw bad("'\(bound)' applies only to int and double keys, not \(type.rawValue)")
             }
-            guard let number = PreferencesManifest.Entry.number(field), number.isFinite else {
+            guard let number = field.numberValue, number.isFinite else {
                 throw bad("'\(bound)' must be a number, not \(field.jsonText)")
             }
             if bound == "minimum" { entry.minimum = number } else { entry.maximum = number }

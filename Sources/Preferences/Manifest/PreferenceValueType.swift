@@ -105,10 +105,8 @@ public enum PreferenceValueType: String, Sendable, CaseIterable, Codable {
         switch (self, value) {
         case (.json, _): true
         case (.bool, .bool): true
-        case (.int, .int): true
-        case (.int, .double(let number)): Int64(exactly: number) != nil
-        case (.double, .int), (.double, .double): true
-        case (.double, .string(let text)): ["NaN", "Infinity", "-Infinity"].contains(text)
+        case (.int, _): value.integerValue != nil
+        case (.double, _): value.numberValue != nil
         case (.string, .string): true
         case (.date, .string(let text)): ISO8601.parse(text) != nil
         case (.data, .string(let text)): Data(base64Encoded: text) != nil

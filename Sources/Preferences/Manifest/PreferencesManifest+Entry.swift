@@ -40,7 +40,7 @@ extension PreferencesManifest {
                 return
                     "must be \(type.phrase), not \(value.typeDescription) \(value.jsonText.prefix(80))"
             }
-            if let number = Self.number(value) {
+            if let number = value.numberValue {
                 // Written as `!(a >= b)` so that NaN is outside every range.
                 if let minimum, !(number >= minimum) {
                     return "must be at least \(Self.text(minimum)), not \(value.jsonText)"
@@ -56,21 +56,10 @@ extension PreferencesManifest {
             return nil
         }
 
-        static func number(_ value: PreferenceValue) -> Double? {
-            switch value {
-            case .int(let number): Double(number)
-            case .double(let number): number
-            case .string("NaN"): .nan
-            case .string("Infinity"): .infinity
-            case .string("-Infinity"): -.infinity
-            default: nil
-            }
-        }
-
         /// Equality where `3` and `3.0` are the same number.
         static func same(_ left: PreferenceValue, _ right: PreferenceValue) -> Bool {
             switch (left, right) {
-            case (.int, .double), (.double, .int): number(left) == number(right)
+            case (.int, .double), (.double, .int): left.numberValue == right.numberValue
             default: left == right
             }
         }

@@ -132,7 +132,7 @@ public final class RecordStore<Record: PreferencesRecord>: Sendable {
         let core = store.core
         return store.makeFeed(
             distinctBy: { Self.decode($0.values, coding: coding, core: core) },
-            transform: { coding.decode($0.values).record })
+            transform: { _, record in record! })
     }
 
     private func decode(_ values: [String: PreferenceValue]) -> Record {

@@ -35,13 +35,7 @@ public struct PreferencesSnapshot: Sendable, Equatable {
     /// when the stored value does not decode as `Value`.
     public func value<Value>(for key: PreferenceKey<Value>) throws -> Value {
         guard let stored = values[key.name] else { return key.defaultValue }
-        do {
-            return try key.decode(stored)
-        } catch {
-            throw PreferencesError.typeMismatch(
-                key: key.name, expected: "\(Value.self)",
-                found: "\(stored.typeDescription) \(stored.jsonText.prefix(80))")
-        }
+        return try key.value(from: stored)
     }
 
     /// The stored value for a key name, else its registered default, else nil.

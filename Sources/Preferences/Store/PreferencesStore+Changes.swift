@@ -16,7 +16,7 @@ extension PreferencesStore {
     /// ```
     public func changes<Value>(_ key: PreferenceKey<Value>) -> AsyncStream<Value> {
         let name = key.name
-        return makeFeed(distinctBy: { snapshot in snapshot.values[name] }) { snapshot in
+        return makeFeed(distinctBy: { snapshot in snapshot.values[name] }) { snapshot, _ in
             snapshot[key]
         }
     }
@@ -35,14 +35,18 @@ extension PreferencesStore {
     /// }
     /// ```
     public func changes() -> AsyncStream<PreferencesSnapshot> {
-        makeFeed(distinctBy: nil as (@Sendable (PreferencesSnapshot) -> Int)?) { $0 }
+        makeFeed(distinctBy: nil as (@Sendable (PreferencesSnapshot) -> Int)?) { snapshot, _ in
+            snapshot
+        }
     }
 
-    /// A feed of `transform(snapshot)` for each new state, skipping states
-    /// whose `distinctBy` value is unchanged (every new state counts when nil).
+    /// A feed of `transform(snapshot, identity)` for each new state, skipping
+    /// states whose `distinctBy` value is unchanged (every new state counts
+    /// when nil). `transform` receives that value, so a feed whose elements
+    /// are their own identity computes them once.
     func makeFeed<Element: Sendable, Identity: Equatable & Sendable>(
         distinctBy identity: (@Sendable (PreferencesSnapshot) -> Identity)?,
-        transform: @escaping @Sendable (PreferencesSnapshot) -> Element
+        transform: @escaping @Sendable (PreferencesSnapshot, Identity?) -> Element
     ) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream<Element>.makeStream(
             bufferingPolicy: .bufferingNewest(1))
@@ -60,7 +64,7 @@ extension PreferencesStore {
                     }
                 }
                 last = (generation, current)
-                continuation.yield(transform(snapshot))
+                continuation.yield(transform(snapshot, current))
             }
         }
         continuation.onTermination = { _ in core.unsubscribe(id) }

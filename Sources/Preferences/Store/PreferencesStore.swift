@@ -90,15 +90,11 @@ public final class PreferencesStore: Sendable {
     @usableFromInline
     func readSlowly<Value>(_ key: PreferenceKey<Value>, _ stored: PreferenceValue) -> Value {
         do {
-            return try key.decode(stored)
-        } catch {
-            do {
-                _ = try core.snapshot.value(for: key)
-            } catch let error as PreferencesError {
-                core.reportMismatch(key: key.name, error: error)
-            } catch {}
-            return key.defaultValue
-        }
+            return try key.value(from: stored)
+        } catch let error as PreferencesError {
+            core.reportMismatch(key: key.name, error: error)
+        } catch {}
+        return key.defaultValue
     }
 
     /// The key's value, throwing ``PreferencesError/typeMismatch(key:expected:found:)``

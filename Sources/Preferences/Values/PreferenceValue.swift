@@ -53,6 +53,29 @@ extension PreferenceValue {
         self = try JSONText.parse(Array(jsonText.utf8), source: source)
     }
 
+    /// The value as a `Double` key reads it: integers, numbers, and the file
+    /// format's spellings of the non-finite numbers; nil for anything else.
+    var numberValue: Double? {
+        switch self {
+        case .int(let number): Double(number)
+        case .double(let number): number
+        case .string("NaN"): .nan
+        case .string("Infinity"): .infinity
+        case .string("-Infinity"): -.infinity
+        default: nil
+        }
+    }
+
+    /// The value as an integer key reads it: integers, and numbers with no
+    /// fractional part; nil for anything else.
+    var integerValue: Int64? {
+        switch self {
+        case .int(let number): number
+        case .double(let number): Int64(exactly: number)
+        default: nil
+        }
+    }
+
     /// Nesting depth: 0 for a scalar, 1 for a flat array or object.
     var depth: Int {
         switch self {

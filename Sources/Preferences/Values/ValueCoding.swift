@@ -64,21 +64,21 @@ enum ValueCoding {
             return (text as! T)
         }
         if T.self == Int.self {
-            guard let number = integer(value), let result = Int(exactly: number) else {
+            guard let number = value.integerValue, let result = Int(exactly: number) else {
                 throw mismatch(value, "an integer")
             }
             return (result as! T)
         }
         if T.self == Double.self {
-            guard let number = double(value) else { throw mismatch(value, "a number") }
+            guard let number = value.numberValue else { throw mismatch(value, "a number") }
             return (number as! T)
         }
         if T.self == Int64.self {
-            guard let number = integer(value) else { throw mismatch(value, "an integer") }
+            guard let number = value.integerValue else { throw mismatch(value, "an integer") }
             return (number as! T)
         }
         if T.self == Float.self {
-            guard let number = double(value) else { throw mismatch(value, "a number") }
+            guard let number = value.numberValue else { throw mismatch(value, "a number") }
             return (Float(number) as! T)
         }
         if T.self == Date.self {
@@ -100,25 +100,6 @@ enum ValueCoding {
             return (url as! T)
         }
         return nil
-    }
-
-    private static func integer(_ value: PreferenceValue) -> Int64? {
-        switch value {
-        case .int(let number): number
-        case .double(let number): Int64(exactly: number)
-        default: nil
-        }
-    }
-
-    private static func double(_ value: PreferenceValue) -> Double? {
-        switch value {
-        case .int(let number): Double(number)
-        case .double(let number): number
-        case .string("NaN"): .nan
-        case .string("Infinity"): .infinity
-        case .string("-Infinity"): -.infinity
-        default: nil
-        }
     }
 
     private static func mismatch(_ value: PreferenceValue, _ expected: String) -> DecodingError {
