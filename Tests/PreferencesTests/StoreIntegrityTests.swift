@@ -1,0 +1,165 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Preferences
+
+/// Waits until `condition` holds, polling (for states no event announces,
+/// such as "this edit is queued"); fails naming `what` after `timeout`.
+func waitUntil(
+    _ what: String, timeout: Duration = .seconds(20), _ condition: () -> Bool
+) async throws {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while !condition() {
+        guard clock.now < deadline else {
+            Issue.record("timed out after \(timeout) waiting until \(what)")
+            throw CancellationError()
+        }
+        try await Task.sleep(for: .milliseconds(1))
+    }
+}
+
+/// Holds the store's queue with an edit whose transform blocks (on the
+/// store's dispatch queue, never on Swift's cooperative pool) until
+/// ``release()``, so edits submitted meanwhile are applied as one group.
+final class QueueBlocker: Sendable {
+    private let gate = DispatchSemaphore(value: 0)
+    private final class Flag: Sendable { let raised = Atomic<Bool>(false) }
+    private let timedOut = Flag()
+    let edit: Task<Void, any Error>
+
+    init(_ store: PreferencesStore) async {
+        let (started, startedContinuation) = AsyncStream<Void>.makeStream()
+        let gate = self.gate
+        let timedOut = self.timedOut
+        edit = Task {
+            try await store.edit { _ in
+                startedContinuation.yield()
+                if gate.wait(timeout: .now() + 20) == .timedOut {
+                    timedOut.raised.store(true, ordering: .relaxed)
+                }
+            }
+        }
+        var iterator = started.makeAsyncIterator()
+        _ = await iterator.next()
+    }
+
+    /// Lets the blocking edit finish; it must not have given up waiting.
+    func release() async throws {
+        gate.signal()
+        try await edit.value
+        let gaveUp = timedOut.raised.load(ordering: .relaxed)
+        #expect(!gaveUp, "the blocking edit was never released")
+    }
+}
+
+extension PreferencesStore {
+    /// Edits queued behind the one being written (for forming groups in tests).
+    var pendingEditCount: Int { core.state.withLock { $0.pending.count } }
+}
+
+/// S4: a transform that throws is undone exactly, whatever it called.
+@Suite struct StoreRollbackTests {
+    struct Oops: Error {}
+
+    @Test func aFailedTransformThatClearedEverythingLeavesNoTraceInItsGroup() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.language, "fr")
+        let blocker = await QueueBlocker(store)
+        let seenByB = Mutex<PreferenceValue??>(nil)
+        let editA = Task {
+            try await store.edit { prefs in
+                prefs[raw: "x"] = 5
+                prefs.removeAll()
+                throw Oops()
+            }
+        }
+        try await waitUntil("edit A is queued") { store.pendingEditCount == 1 }
+        let editB = Task {
+            try await store.edit { prefs in
+                seenByB.withLock { $0 = .some(prefs[raw: "x"]) }
+                prefs[raw: "y"] = 1
+            }
+        }
+        try await waitUntil("edit B is queued") { store.pendingEditCount == 2 }
+        try await blocker.release()
+
+        await #expect(throws: Oops.self) { try await editA.value }
+        try await editB.value
+        #expect(seenByB.withLock { $0 } == .some(nil), "B saw A's rolled-back x")
+        #expect(store.snapshot.values == ["language": "fr", "y": 1])
+        let onDisk = try StoreDocument.decode(
+            Array(try Data(contentsOf: url)), file: url.path, limits: PreferencesLimits())
+        #expect(onDisk.values == ["language": "fr", "y": 1])
+    }
+
+    @Test func rollingBackRestoresValuesVersionAndReportsWhateverTheTransformCalled() throws {
+        let start = PreferencesSnapshot(
+            values: ["a": 1, "b": "two", "c": [3]], version: 4, registeredDefaults: [:])
+        var working = MutablePreferences(snapshot: start, limits: PreferencesLimits())
+        working.report("kept from an earlier transform")
+        let reportsBefore = working.reports
+        let sequences: [(String, (inout MutablePreferences) -> Void)] = [
+            (
+                "set, removeAll",
+                { prefs in
+                    prefs[raw: "a"] = 9
+                    prefs.removeAll()
+                }
+            ),
+            (
+                "removeAll, set",
+                { prefs in
+                    prefs.removeAll()
+                    prefs[raw: "z"] = 1
+                }
+            ),
+            (
+                "set, removeAll, set, remove",
+                { prefs in
+                    prefs[raw: "b"] = "changed"
+                    prefs.removeAll()
+                    prefs[raw: "a"] = 2
+                    prefs.remove("a")
+                }
+            ),
+            (
+                "remove, values replaced twice",
+                { prefs in
+                    prefs[raw: "c"] = nil
+                    prefs.values = ["q": 1]
+                    prefs.values = [:]
+                }
+            ),
+            (
+                "version and report",
+                { prefs in
+                    prefs.version = 9
+                    prefs.report("rolled back")
+                    prefs[raw: "n"] = 1
+                }
+            ),
+            (
+                "bad key after a change",
+                { prefs in
+                    prefs[raw: "a"] = 7
+                    prefs[raw: ""] = 1
+                }
+            ),
+        ]
+        for (name, transform) in sequences {
+            working.beginTransform()
+            transform(&working)
+            working.rollBackTransform()
+            #expect(working.values == start.values, "\(name)")
+            #expect(working.version == 4, "\(name)")
+            #expect(working.reports == reportsBefore, "\(name)")
+            #expect(working.failure == nil, "\(name)")
+        }
+    }
+}
+
