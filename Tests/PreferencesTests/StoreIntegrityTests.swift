@@ -60,6 +60,35 @@ extension PreferencesStore {
     var pendingEditCount: Int { core.state.withLock { $0.pending.count } }
 }
 
+/// Wraps a backend and runs `afterRead` on every document it reads, from
+/// the store's queue: a test's way to act exactly between two re-reads.
+final class ReadHookStorage: PreferencesStorage {
+    let base: any PreferencesStorage
+    let afterRead: @Sendable (StoredContents) -> Void
+    init(_ base: any PreferencesStorage, afterRead: @escaping @Sendable (StoredContents) -> Void) {
+        self.base = base
+        self.afterRead = afterRead
+    }
+    var location: String { base.location }
+    var identity: String? { nil }
+    func read() throws -> StoredContents {
+        let contents = try base.read()
+        afterRead(contents)
+        return contents
+    }
+    func currentRevision() throws -> StorageRevision { try base.currentRevision() }
+    func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws -> StorageRevision? {
+        try base.write(bytes, ifRevision: expected)
+    }
+    func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
+        try base.withExclusiveAccess(body)
+    }
+    func setAsideCorrupt(stamp: String) throws -> String { try base.setAsideCorrupt(stamp: stamp) }
+    func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
+        try base.watch(onChange)
+    }
+}
+
 /// S4: a transform that throws is undone exactly, whatever it called.
 @Suite struct StoreRollbackTests {
     struct Oops: Error {}
@@ -160,6 +189,92 @@ extension PreferencesStore {
             #expect(working.reports == reportsBefore, "\(name)")
             #expect(working.failure == nil, "\(name)")
         }
+    }
+}
+
+/// S17: a write never runs the corruption policy; it retries the re-read
+/// briefly and then fails, leaving the bad file as it is.
+@Suite struct StoreWriteTimeCorruptionTests {
+    static let good = storeFile(#"{"counter" : 1, "language" : "fr"}"#)
+    /// An editor half-way through saving in place.
+    static let halfSaved = "{\n  \"format\" : 1,\n  \"values\" : {\n    \"coun"
+
+    enum Policy: String, CaseIterable, CustomTestStringConvertible {
+        case fail, backupAndReset, replace
+        var testDescription: String { rawValue }
+        var policy: CorruptionPolicy {
+            switch self {
+            case .fail: .fail
+            case .backupAndReset: .backupAndReset
+            case .replace: .replace { _ in ["language": "replaced"] }
+            }
+        }
+    }
+
+    @Test(arguments: Policy.allCases)
+    func aFileThatTurnsCorruptAfterOpenFailsTheWriteAndIsLeftAlone(policy: Policy) async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        try write(Self.good, to: url)
+        let store = try await PreferencesStore(fileURL: url, corruption: policy.policy)
+        #expect(store[.counter] == 1)
+        try write(Self.halfSaved, to: url)
+
+        await #expect {
+            try await store.set(.darkMode, true)
+        } throws: { error in
+            guard case PreferencesError.corrupted(let file, _) = error else { return false }
+            return file == url.path
+        }
+        #expect(contents(url) == Self.halfSaved)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(!names.contains { $0.contains(".corrupt-") }, "\(names)")
+        #expect(store[.counter] == 1)
+        #expect(store[.language] == "fr")
+        #expect(store[.darkMode] == false)
+        #expect(!store.problems.isEmpty)
+
+        // Once the editor has finished, writes work again and keep everything.
+        try replaceAtomically(url, with: storeFile(#"{"counter" : 2, "language" : "fr"}"#))
+        try await store.set(.darkMode, true)
+        #expect(store[.counter] == 2)
+        #expect(store[.language] == "fr")
+        #expect(store.problems.isEmpty)
+        let reopened = try await PreferencesStore(fileURL: url)
+        #expect(reopened[.darkMode] == true && reopened[.counter] == 2)
+    }
+
+    @Test func aFileRepairedWhileTheWriteRetriesIsWrittenWithEverythingKept() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        try write(Self.good, to: url)
+        let repaired = storeFile(#"{"counter" : 3, "language" : "fr", "map_zoom" : 9}"#)
+        let corruptReads = Atomic<Int>(0)
+        // The editor finishes its save right after the write's first re-read
+        // has seen the half-saved file.
+        let storage = ReadHookStorage(FileStorage(fileURL: url)) { contents in
+            guard contents.bytes == Array(Self.halfSaved.utf8) else { return }
+            if corruptReads.add(1, ordering: .relaxed).newValue == 1 {
+                try? replaceAtomically(url, with: repaired)
+            }
+        }
+        let store = try await PreferencesStore(storage: storage, corruption: .backupAndReset)
+        try write(Self.halfSaved, to: url)
+
+        try await store.set(.darkMode, true)
+        let corruptReadCount = corruptReads.load(ordering: .relaxed)
+        #expect(corruptReadCount == 1)
+        #expect(store[.darkMode] == true)
+        #expect(store[.counter] == 3)
+        #expect(store[.language] == "fr")
+        #expect(store[.mapZoom] == 9)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(!names.contains { $0.contains(".corrupt-") }, "\(names)")
+        let reopened = try await PreferencesStore(fileURL: url)
+        #expect(
+            reopened.snapshot.values == [
+                "counter": 3, "language": "fr", "map_zoom": 9, "dark_mode": true,
+            ])
     }
 }
 
