@@ -278,3 +278,52 @@ final class ReadHookStorage: PreferencesStorage {
     }
 }
 
+/// The in-memory backend shares one state between stores and tells its
+/// watchers about every write.
+@Suite struct InMemoryStorageSharingTests {
+    @Test func twoStoresOnOneBackendShareOneState() async throws {
+        let storage = InMemoryStorage()
+        let first = try await PreferencesStore(storage: storage)
+        let second = try await PreferencesStore(storage: storage)
+        let feed = FeedRecorder(second.changes(.language))
+        #expect(await feed.next("en", timeout: .seconds(5)) == "en")
+
+        try await first.set(.language, "fr")
+        #expect(second[.language] == "fr")
+        #expect(await feed.next("fr", timeout: .seconds(5)) == "fr")
+        try await second.edit { $0[.counter] += 1 }
+        try await first.edit { $0[.counter] += 1 }
+        #expect(first[.counter] == 2)
+        #expect(second[.counter] == 2)
+        await feed.cancel()
+    }
+
+    @Test func watchersHearEveryWriteIncludingDirectOnes() async throws {
+        let storage = InMemoryStorage()
+        let calls = Atomic<Int>(0)
+        let watch = try #require(try storage.watch { calls.add(1, ordering: .relaxed) })
+        let store = try await PreferencesStore(storage: storage)
+        let feed = FeedRecorder(store.changes(.counter))
+
+        try await store.set(.counter, 1)
+        #expect(callCount(calls) == 1)
+        try await store.set(.counter, 2)
+        #expect(callCount(calls) == 2)
+
+        // A write made on the backend itself reaches the watcher and the store.
+        let revision = try storage.currentRevision()
+        let written = try storage.write(
+            Array(storeFile(#"{"counter" : 7}"#).utf8), ifRevision: revision)
+        #expect(written != nil)
+        #expect(callCount(calls) == 3)
+        #expect(await feed.next(7, timeout: .seconds(5)) == 7)
+        #expect(store[.counter] == 7)
+
+        watch.cancel()
+        try await store.set(.counter, 8)
+        #expect(callCount(calls) == 3)
+        await feed.cancel()
+    }
+}
+
+private func callCount(_ calls: borrowing Atomic<Int>) -> Int { calls.load(ordering: .relaxed) }
