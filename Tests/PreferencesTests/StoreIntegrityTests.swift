@@ -327,3 +327,46 @@ final class ReadHookStorage: PreferencesStorage {
 }
 
 private func callCount(_ calls: borrowing Atomic<Int>) -> Int { calls.load(ordering: .relaxed) }
+
+/// Change feeds compare what readers see, and republishing compares states
+/// without making readers wait.
+@Suite struct ChangeFeedDistinctValueTests {
+    static let zoom = PreferenceKey<Double>("zoom", default: 1)
+
+    @Test func anIntegerAndTheEqualDoubleAreOneValue() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
+        let feed = FeedRecorder(store.changes(Self.zoom))
+        #expect(await feed.next(1) == 1)
+        try await store.edit { $0[raw: "zoom"] = .int(14) }
+        #expect(await feed.next(14) == 14)
+        try await store.set(Self.zoom, 14.0)
+        #expect(store.snapshot.values["zoom"] == .double(14))
+        try await store.set(Self.zoom, 15)
+        #expect(await feed.next(15) == 15)
+        #expect(feed.values == [1, 14, 15])
+        await feed.cancel()
+    }
+
+    @Test func anUnchangedExternalRewriteDeliversNothing() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.language, "fr")
+        let feed = FeedRecorder(store.changes())
+        #expect(await feed.next(where: { $0[.language] == "fr" }) != nil)
+        let generation = store.core.state.withLock { $0.generation }
+
+        // Same values, different bytes (another tool's formatting).
+        try replaceAtomically(url, with: #"{"values": {"language": "fr"}, "format": 1}"#)
+        try await store.reload()
+        #expect(store.core.state.withLock { $0.generation } == generation)
+        #expect(store.core.state.withLock { $0.revision } == (try store.storage.currentRevision()))
+
+        try replaceAtomically(url, with: #"{"values": {"language": "de"}, "format": 1}"#)
+        try await store.reload()
+        #expect(await feed.next(where: { $0[.language] == "de" }) != nil)
+        #expect(feed.values.map { $0[.language] } == ["fr", "de"])
+        await feed.cancel()
+    }
+}

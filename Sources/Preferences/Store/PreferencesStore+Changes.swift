@@ -14,10 +14,14 @@ extension PreferencesStore {
     ///     map.setZoom(zoom)
     /// }
     /// ```
+    ///
+    /// Values are compared as reads see them, after decoding: an integer
+    /// `14` replaced by `14.0` in a `Double` key, or a stored value removed
+    /// in favour of an equal default, is not a new value.
     public func changes<Value>(_ key: PreferenceKey<Value>) -> AsyncStream<Value> {
-        let name = key.name
-        return makeFeed(distinctBy: { snapshot in snapshot.values[name] }) { snapshot, _ in
-            snapshot[key]
+        makeFeed(distinctBy: { snapshot in DecodedValue(snapshot[key], of: key) }) {
+            snapshot, decoded in
+            decoded?.value ?? snapshot[key]
         }
     }
 
@@ -103,5 +107,29 @@ extension PreferencesStore {
             core.unsubscribe(subscriber)
         }
         return stream
+    }
+}
+
+/// A key's decoded value, equal to another when both encode to the same
+/// stored value: the canonical form compares what reads return for any
+/// `Codable` type, equatable or not (`14` and `14.0` in a `Double` key are
+/// one value; NaN equals NaN). A value that cannot be encoded equals nothing.
+struct DecodedValue<Value: Codable & Sendable>: Equatable, Sendable {
+    let value: Value
+    /// nil when encoding failed; `.some(nil)` for a value stored as absent.
+    let canonical: PreferenceValue??
+
+    init(_ value: Value, of key: PreferenceKey<Value>) {
+        self.value = value
+        do {
+            self.canonical = .some(try key.encode(value))
+        } catch {
+            self.canonical = nil
+        }
+    }
+
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        guard let left = lhs.canonical, let right = rhs.canonical else { return false }
+        return left == right
     }
 }

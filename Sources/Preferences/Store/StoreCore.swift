@@ -246,15 +246,29 @@ final class StoreCore: Sendable {
 
     // MARK: Publishing
 
+    /// Makes `document` the current state and tells subscribers, unless it
+    /// equals the current state (an unchanged rewrite delivers nothing).
+    ///
+    /// Comparing two states is O(n), so it runs outside the state lock that
+    /// every read takes: against the state as of a generation, which is then
+    /// replaced under the lock only if the generation has not moved meanwhile
+    /// (else compared again). Called on the queue.
     private func publish(
         _ document: StoreDocument, revision: StorageRevision, knownChanged: Bool = false
     ) {
-        let delivery: (PreferencesSnapshot, UInt64, [Subscriber])? = state.withLock { state in
+        while !knownChanged {
+            let (current, generation) = state.withLock { ($0.snapshot, $0.generation) }
+            guard document.version == current.version && document.values == current.values
+            else { break }
+            let unchanged = state.withLock { state in
+                guard state.generation == generation else { return false }
+                state.revision = revision
+                return true
+            }
+            if unchanged { return }
+        }
+        let (snapshot, generation, subscribers, replaced) = state.withLock { state in
             state.revision = revision
-            guard
-                knownChanged || document.version != state.snapshot.version
-                    || document.values != state.snapshot.values
-            else { return nil }
             let old = state.snapshot.values
             state.snapshot = PreferencesSnapshot(
                 values: document.values, version: document.version,
@@ -262,9 +276,10 @@ final class StoreCore: Sendable {
             state.generation += 1
             state.mismatches = state.mismatches.filter { key, _ in old[key] == document.values[key]
             }
-            return (state.snapshot, state.generation, Array(state.subscribers.values))
+            return (state.snapshot, state.generation, Array(state.subscribers.values), old)
         }
-        guard let (snapshot, generation, subscribers) = delivery else { return }
+        // The replaced values are freed here, outside the lock (also O(n)).
+        withExtendedLifetime(replaced) {}
         for subscriber in subscribers { subscriber.deliver(snapshot, generation) }
         notifyProblemWatchers()
     }
