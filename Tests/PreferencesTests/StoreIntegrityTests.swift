@@ -348,6 +348,30 @@ private func callCount(_ calls: borrowing Atomic<Int>) -> Int { calls.load(order
         await feed.cancel()
     }
 
+    @Test func aCodableValueStoredDifferentlyOrRemovedToAnEqualDefaultIsNotNew() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
+        let feed = FeedRecorder(store.changes(.window))
+        let initial = Window(width: 800, height: 600)
+        #expect(await feed.next(initial) == initial)
+        try await store.edit { $0[raw: "window"] = ["width": 1024, "height": 768] }
+        let large = Window(width: 1024, height: 768)
+        #expect(await feed.next(large) == large)
+        // The same window with an explicit null title, then with the
+        // numbers as doubles: both decode as the window already delivered.
+        try await store.edit { $0[raw: "window"] = ["width": 1024, "height": 768, "title": .null] }
+        try await store.edit { $0[raw: "window"] = ["width": 1024.0, "height": 768.0] }
+        // Storing the default, then removing it: the value read stays the default.
+        try await store.set(.window, initial)
+        #expect(await feed.next(initial) == initial)
+        try await store.remove(.window)
+        let titled = Window(width: 1, height: 1, title: "t")
+        try await store.set(.window, titled)
+        #expect(await feed.next(titled) == titled)
+        #expect(feed.values == [initial, large, initial, titled])
+        await feed.cancel()
+    }
+
     @Test func anUnchangedExternalRewriteDeliversNothing() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
