@@ -7,7 +7,7 @@ import Testing
 
 /// Waits until `condition` holds, polling (for states no event announces,
 /// such as "this edit is queued"); fails naming `what` after `timeout`.
-func waitUntil(
+private func waitUntil(
     _ what: String, timeout: Duration = .seconds(20), _ condition: () -> Bool
 ) async throws {
     let clock = ContinuousClock()
@@ -24,7 +24,7 @@ func waitUntil(
 /// Holds the store's queue with an edit whose transform blocks (on the
 /// store's dispatch queue, never on Swift's cooperative pool) until
 /// ``release()``, so edits submitted meanwhile are applied as one group.
-final class QueueBlocker: Sendable {
+private final class QueueBlocker: Sendable {
     private let gate = DispatchSemaphore(value: 0)
     private final class Flag: Sendable { let raised = Atomic<Bool>(false) }
     private let timedOut = Flag()
@@ -57,12 +57,12 @@ final class QueueBlocker: Sendable {
 
 extension PreferencesStore {
     /// Edits queued behind the one being written (for forming groups in tests).
-    var pendingEditCount: Int { core.state.withLock { $0.pending.count } }
+    fileprivate var pendingEditCount: Int { core.state.withLock { $0.pending.count } }
 }
 
 /// Wraps a backend and runs `afterRead` on every document it reads, from
 /// the store's queue: a test's way to act exactly between two re-reads.
-final class ReadHookStorage: PreferencesStorage {
+private final class ReadHookStorage: PreferencesStorage {
     let base: any PreferencesStorage
     let afterRead: @Sendable (StoredContents) -> Void
     init(_ base: any PreferencesStorage, afterRead: @escaping @Sendable (StoredContents) -> Void) {
