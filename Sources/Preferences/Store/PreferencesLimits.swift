@@ -16,8 +16,13 @@ public struct PreferencesLimits: Sendable, Equatable {
     public var maxDepth: Int = 64
     /// The longest key, in bytes of UTF-8 (1 KiB).
     public var maxKeyLength: Int = 1024
+    /// How long a write waits for another process's lock on the store
+    /// before it fails with ``PreferencesError/io(operation:path:code:message:)``
+    /// (10 seconds; SPEC S15).
+    public var lockTimeout: Duration = .seconds(10)
 
-    /// The default limits: 16 MiB files, 64 levels of nesting, 1 KiB keys.
+    /// The default limits: 16 MiB files, 64 levels of nesting, 1 KiB keys,
+    /// 10 second lock waits.
     public init() {}
 
     /// Why `key` cannot be stored, or nil when it can.
