@@ -79,7 +79,7 @@ enum FileIntegrity {
 
     /// `stat` of a path without following a final symlink.
     static func linkOwner(_ path: String) -> UInt32? {
-        var info = stat()
+        var info = Platform.systemStat()
         guard lstat(path, &info) == 0 else { return nil }
         return UInt32(info.st_uid)
     }
@@ -89,7 +89,7 @@ enum FileIntegrity {
     }
 
     static func exists(_ path: String) -> Bool {
-        var info = stat()
+        var info = Platform.systemStat()
         return lstat(path, &info) == 0
     }
 }

@@ -128,6 +128,30 @@ import Testing
         #expect(try storedInteger("number", in: file) == 2)
     }
 
+    /// The byte after the write generation in `<file>.lock`: 1 while a
+    /// rename into the directory may not be durable yet.
+    static func directorySyncDue(_ file: URL) throws -> UInt8? {
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: file.path + ".lock")))
+        return bytes.count > 8 ? bytes[8] : nil
+    }
+
+    @Test func anotherProcessRetryingTheSameSetFsyncsTheDirectoryFirst() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: file)
+        try await store.set(Self.number, 1)
+        Platform.injectFault(.directorySync, at: directory.path, code: EIO)
+        await #expect(throws: PreferencesError.self) { try await store.set(Self.number, 2) }
+        Platform.clearFault(.directorySync, at: directory.path)
+        #expect(try Self.directorySyncDue(file) == 1)
+        // An operator retries with `prefs`: the value is already there (S5),
+        // but the directory is fsynced before it reports success.
+        let retry = try run("prefs", ["--file", file.path, "set", "number", "2"])
+        #expect(retry.status == 0, "\(retry.standardError)")
+        #expect(try Self.directorySyncDue(file) == 0)
+        #expect(try storedInteger("number", in: file) == 2)
+    }
+
     @Test func aNewStoreDirectoryIsMadeDurableInItsParent() async throws {
         let directory = try TemporaryDirectory()
         let file = directory.file("new/prefs.json")

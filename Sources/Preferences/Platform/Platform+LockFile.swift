@@ -67,7 +67,7 @@ extension Platform {
     /// `descriptor`, from `/proc/locks`; nil where the system does not tell.
     static func lockHolder(_ descriptor: Int32) -> Int32? {
         #if os(Linux)
-            var info = stat()
+            var info = systemStat()
             guard fstat(descriptor, &info) == 0 else { return nil }
             let device = UInt64(info.st_dev)
             let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~0xfff)
@@ -112,13 +112,31 @@ extension Platform {
         return readGeneration(descriptor: descriptor)
     }
 
+    /// Writes the write generation, and marks the directory's fsync as due:
+    /// the caller is about to rename a file into it. The mark is the byte
+    /// after the generation; ``clearDirectorySyncDue(descriptor:)`` clears it
+    /// once the directory is fsynced.
     static func writeGeneration(_ generation: UInt64, descriptor: Int32, path: String) throws {
         if let code = injectedFault(.generationWrite, at: path) {
             throw ioError("write lock file", path, code: code)
         }
-        var value = generation.littleEndian
-        let count = withUnsafeBytes(of: &value) { pwrite(descriptor, $0.baseAddress, 8, 0) }
-        if count != 8 { throw ioError("write lock file", path) }
+        var bytes = [UInt8](repeating: 0, count: 9)
+        withUnsafeBytes(of: generation.littleEndian) { bytes.replaceSubrange(0..<8, with: $0) }
+        bytes[8] = 1
+        let count = pwrite(descriptor, bytes, 9, 0)
+        if count != 9 { throw ioError("write lock file", path) }
+    }
+
+    /// Whether a rename into the store's directory may not be durable yet:
+    /// its writer died, or the directory's fsync failed, before clearing the mark.
+    static func isDirectorySyncDue(descriptor: Int32) -> Bool {
+        var flag: UInt8 = 0
+        return pread(descriptor, &flag, 1, 8) == 1 && flag != 0
+    }
+
+    static func clearDirectorySyncDue(descriptor: Int32) {
+        var flag: UInt8 = 0
+        _ = pwrite(descriptor, &flag, 1, 8)
     }
 
     /// An identifier of the calling thread, unique among running threads.

@@ -32,7 +32,7 @@ extension Platform {
     }
 
     private static func checkLinkMayBeFollowed(_ link: String) throws {
-        var info = stat()
+        var info = systemStat()
         guard lstat(link, &info) == 0 else { throw ioError("stat", link) }
         let directory = parentDirectory(of: link)
         guard let parent = try fileStamp(directory) else { return }
@@ -58,7 +58,7 @@ extension Platform {
 extension Platform {
     /// Whether anything, a dangling symlink included, is at `path`.
     static func exists(_ path: String) -> Bool {
-        var info = stat()
+        var info = systemStat()
         return lstat(path, &info) == 0
     }
 }

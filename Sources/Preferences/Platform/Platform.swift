@@ -97,7 +97,7 @@ enum Platform {
         return stamp(info)
     }
 
-    private static func systemStat() -> stat {
+    static func systemStat() -> stat {
         #if canImport(Darwin)
             Darwin.stat()
         #elseif canImport(Musl)

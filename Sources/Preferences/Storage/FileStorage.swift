@@ -9,12 +9,16 @@ import Foundation
 ///   is fsynced. The target is never truncated or written in place, so a
 ///   crash leaves the old or the new file, both complete.
 /// - Durable means durable: a write succeeds only once the directory holding
-///   it is fsynced. When that fsync fails the write fails, and every later
-///   call that takes the lock (even an edit that changes nothing, such as a
-///   retried `set`) fsyncs that directory first and fails while it cannot.
-///   A directory the store creates is fsynced in its parent the same way.
-///   Bookkeeping (the write generation) happens before the rename, so a
-///   write is never reported failed after its file was put in place.
+///   it is fsynced. Before the rename, the lock file marks that fsync as
+///   due, and the mark is cleared after it. When the fsync fails (or the
+///   writer dies first), the write fails, and every later call that takes
+///   the lock, in any process — even an edit that changes nothing, such as
+///   a retried `set` or `prefs set` — fsyncs the directory first and fails
+///   while it cannot. A directory the store creates is fsynced in its parent
+///   before the next locked call in this process succeeds. Bookkeeping (the
+///   write generation and the mark) happens before the rename, so a write is
+///   never reported failed after its file was put in place, except by the
+///   directory's fsync.
 /// - Writers hold an exclusive `flock` on the sibling `<file>.lock`. The
 ///   lock is held per call chain, not per object: another thread calling
 ///   this backend (``PreferencesStore/storage`` is public) waits for it
@@ -74,8 +78,9 @@ public final class FileStorage: PreferencesStorage {
     private let trustedStamp = Locked<(stamp: Platform.FileStamp, hash: UInt64)?>(nil)
     private let lastSweep = Locked<ContinuousClock.Instant?>(nil)
 
-    /// Directories whose fsync failed or is still due, across every backend
-    /// in the process: the next locked call in or below them fsyncs them first.
+    /// Parents of directories the store created, until their fsync
+    /// succeeds, across every backend in the process: the next locked call
+    /// below them fsyncs them first.
     private static let unsyncedDirectories = Locked<Set<String>>([])
 
     /// A backend for the file at `url`.
@@ -214,6 +219,10 @@ public final class FileStorage: PreferencesStorage {
             Platform.unlock(descriptor)
         }
         try syncUnsyncedDirectories(around: directory)
+        if Platform.isDirectorySyncDue(descriptor: descriptor) {
+            try Platform.syncDirectory(directory)
+            Platform.clearDirectorySyncDue(descriptor: descriptor)
+        }
         return try body()
     }
 
@@ -273,13 +282,14 @@ public final class FileStorage: PreferencesStorage {
         }
     }
 
-    /// Fsyncs `directory`; when that fails, it stays due for the next locked call.
+    /// Fsyncs the target's `directory` after a rename into it and clears the
+    /// lock file's mark; when the fsync fails, the mark stays for the next
+    /// locked call, in whatever process.
     private func syncDirectory(_ directory: String) throws {
-        do {
-            try Platform.syncDirectory(directory)
-        } catch {
-            _ = Self.unsyncedDirectories.withLock { $0.insert(directory) }
-            throw error
+        try Platform.syncDirectory(directory)
+        let thread = Platform.currentThread()
+        if let descriptor = holder.withLock({ $0?.thread == thread ? $0?.descriptor : nil }) {
+            Platform.clearDirectorySyncDue(descriptor: descriptor)
         }
     }
 

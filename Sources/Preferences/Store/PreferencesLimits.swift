@@ -1,4 +1,5 @@
-/// Size limits that protect a process from oversized or hostile files (SPEC S11).
+/// Limits that protect a process from oversized or hostile files (SPEC S11)
+/// and from waiting forever for another process's lock (S15).
 ///
 /// A file over the limits is treated as corrupt when read; a write that would
 /// exceed them fails with ``PreferencesError/limitExceeded(file:reason:)`` and
@@ -7,6 +8,7 @@
 /// ```swift
 /// var limits = PreferencesLimits()
 /// limits.maxFileSize = 1 << 20
+/// limits.lockTimeout = .seconds(2)
 /// let store = try await PreferencesStore(fileURL: url, limits: limits)
 /// ```
 public struct PreferencesLimits: Sendable, Equatable {
