@@ -16,9 +16,10 @@ import Testing
 enum FileIntegrity {
     /// Resumes a continuation once, from whichever side finishes first.
     private final class Once<T: Sendable>: Sendable {
-        let continuation: Mutex<CheckedContinuation<T?, Never>?>
+        // Locked, not Mutex: ThreadSanitizer models pthread mutexes only.
+        let continuation: Locked<CheckedContinuation<T?, Never>?>
         init(_ continuation: CheckedContinuation<T?, Never>) {
-            self.continuation = Mutex(continuation)
+            self.continuation = Locked(continuation)
         }
         func resume(_ value: T?) {
             continuation.withLock { $0.take() }?.resume(returning: value)

@@ -204,7 +204,7 @@ import Testing
         let storage = FileStorage(fileURL: file, lockTimeout: .milliseconds(300))
         let store = try await PreferencesStore(storage: storage)
         try await store.set(Self.number, 1)
-        let outcome = Mutex<String>("not run")
+        let outcome = Locked<String>("not run")
         let calls = Atomic<Int>(0)
         try await store.edit { prefs in
             if calls.add(1, ordering: .relaxed).newValue == 1 {
