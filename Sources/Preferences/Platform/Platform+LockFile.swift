@@ -70,8 +70,11 @@ extension Platform {
             var info = systemStat()
             guard fstat(descriptor, &info) == 0 else { return nil }
             let device = UInt64(info.st_dev)
-            let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~0xfff)
-            let minor = (device & 0xff) | ((device >> 12) & ~0xff)
+            // glibc's major() and minor().
+            let major =
+                ((device >> 8) & 0xfff)
+                | (UInt64(UInt32(truncatingIfNeeded: device >> 32)) & ~0xfff)
+            let minor = (device & 0xff) | (UInt64(UInt32(truncatingIfNeeded: device >> 12)) & ~0xff)
             let inode = UInt64(info.st_ino)
             guard let (bytes, _) = try? readFile("/proc/locks", limit: 4 << 20) else { return nil }
             // "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"; a waiter's
