@@ -53,8 +53,24 @@ enum FileIntegrity {
         }
     }
 
-    /// Runs a product as `user` (via setpriv), or as ourselves when nil.
-    static func runProduct(_ product: String, _ arguments: [String], as user: UInt32? = nil)
+    /// Runs a product to completion as `user` (via setpriv), or as ourselves
+    /// when nil, waiting on a dedicated thread at most `seconds`.
+    static func runProduct(
+        _ product: String, _ arguments: [String], as user: UInt32? = nil,
+        within seconds: Double = 60
+    ) async throws -> ProcessOutput {
+        let outcome = await onThread(within: seconds) {
+            Result { try runBlocking(product, arguments, as: user) }
+        }
+        guard let outcome else {
+            throw PreferencesError.io(
+                operation: "wait for", path: product, code: 0,
+                message: "\(arguments.joined(separator: " ")) still running after \(seconds) s")
+        }
+        return try outcome.get()
+    }
+
+    private static func runBlocking(_ product: String, _ arguments: [String], as user: UInt32?)
         throws -> ProcessOutput
     {
         guard let user else { return try run(product, arguments) }

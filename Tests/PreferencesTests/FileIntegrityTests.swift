@@ -146,7 +146,8 @@ import Testing
         #expect(try Self.directorySyncDue(file) == 1)
         // An operator retries with `prefs`: the value is already there (S5),
         // but the directory is fsynced before it reports success.
-        let retry = try run("prefs", ["--file", file.path, "set", "number", "2"])
+        let retry = try await FileIntegrity.runProduct(
+            "prefs", ["--file", file.path, "set", "number", "2"])
         #expect(retry.status == 0, "\(retry.standardError)")
         #expect(try Self.directorySyncDue(file) == 0)
         #expect(try storedInteger("number", in: file) == 2)

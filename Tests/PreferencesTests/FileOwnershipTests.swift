@@ -13,7 +13,7 @@ import Testing
 /// another user (SPEC S19). Both need root and `setpriv`, to be the other user.
 @Suite(.enabled(if: canSwitchUser, "needs root and setpriv to act as another user"))
 struct FileOwnershipTests {
-    @Test func sudoPrefsSetLeavesEverythingItCreatesToTheStoresOwner() throws {
+    @Test func sudoPrefsSetLeavesEverythingItCreatesToTheStoresOwner() async throws {
         let directory = try TemporaryDirectory()
         let service = directory.file("service")
         try FileManager.default.createDirectory(at: service, withIntermediateDirectories: false)
@@ -22,7 +22,7 @@ struct FileOwnershipTests {
         let file = service.appendingPathComponent("prefs.json")
         let nested = service.appendingPathComponent("sub/deeper/prefs.json")
         for url in [file, nested] {
-            let result = try FileIntegrity.runProduct(
+            let result = try await FileIntegrity.runProduct(
                 "prefs", ["--file", url.path, "set", "a", "1"])
             #expect(result.status == 0, "\(result.standardError)")
         }
@@ -37,14 +37,14 @@ struct FileOwnershipTests {
         }
         // The service, running as its owner, keeps writing.
         for url in [file, nested] {
-            let result = try FileIntegrity.runProduct(
+            let result = try await FileIntegrity.runProduct(
                 "prefs", ["--file", url.path, "set", "b", "2"], as: nobodyUser)
             #expect(result.status == 0, "\(url.path): \(result.standardError)")
             #expect(try storedInteger("b", in: url) == 2)
         }
     }
 
-    @Test func aLinkAnotherUserPlantedInAWorldWritableDirectoryIsNotFollowed() throws {
+    @Test func aLinkAnotherUserPlantedInAWorldWritableDirectoryIsNotFollowed() async throws {
         let shared = try TemporaryDirectory()
         chmod(shared.path, 0o1777)
         let private_ = try TemporaryDirectory()
@@ -57,7 +57,7 @@ struct FileOwnershipTests {
             atPath: link.path, withDestinationPath: victim.path)
         #expect(lchown(link.path, uid_t(nobodyUser), gid_t(nobodyUser)) == 0)
 
-        let result = try FileIntegrity.runProduct(
+        let result = try await FileIntegrity.runProduct(
             "prefs", ["--file", link.path, "set", "planted", "1"])
         #expect(result.status == 5, "\(result.standardError)")
         #expect(result.standardError.contains(link.path), "\(result.standardError)")
@@ -66,18 +66,20 @@ struct FileOwnershipTests {
         #expect(!FileIntegrity.exists(victim.path + ".lock"))
         #expect(!FileIntegrity.exists(link.path + ".lock"))
         // Nothing is read through it either.
-        let read = try FileIntegrity.runProduct("prefs", ["--file", link.path, "get", "secret"])
+        let read = try await FileIntegrity.runProduct(
+            "prefs", ["--file", link.path, "get", "secret"])
         #expect(read.status == 5, "\(read.standardOutput) \(read.standardError)")
     }
 
-    @Test func aLinkOfTheCallerOrTheDirectorysOwnerIsFollowed() throws {
+    @Test func aLinkOfTheCallerOrTheDirectorysOwnerIsFollowed() async throws {
         let shared = try TemporaryDirectory()
         chmod(shared.path, 0o1777)
         let target = try TemporaryDirectory()
         let mine = shared.file("mine.json")
         try FileManager.default.createSymbolicLink(
             atPath: mine.path, withDestinationPath: target.file("mine.json").path)
-        let result = try FileIntegrity.runProduct("prefs", ["--file", mine.path, "set", "a", "1"])
+        let result = try await FileIntegrity.runProduct(
+            "prefs", ["--file", mine.path, "set", "a", "1"])
         #expect(result.status == 0, "\(result.standardError)")
         #expect(try storedInteger("a", in: target.file("mine.json")) == 1)
         #expect(FileIntegrity.linkOwner(mine.path) == 0)
@@ -88,7 +90,7 @@ struct FileOwnershipTests {
         try FileManager.default.createSymbolicLink(
             atPath: theirs.path, withDestinationPath: target.file("theirs.json").path)
         #expect(lchown(theirs.path, uid_t(nobodyUser), gid_t(nobodyUser)) == 0)
-        let followed = try FileIntegrity.runProduct(
+        let followed = try await FileIntegrity.runProduct(
             "prefs", ["--file", theirs.path, "set", "a", "2"])
         #expect(followed.status == 0, "\(followed.standardError)")
         #expect(try storedInteger("a", in: target.file("theirs.json")) == 2)
