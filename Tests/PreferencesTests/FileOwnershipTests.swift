@@ -44,6 +44,24 @@ struct FileOwnershipTests {
         }
     }
 
+    @Test func aCorruptFileSetAsideByRootStaysWithTheStoresOwner() async throws {
+        let directory = try TemporaryDirectory()
+        giveAway(directory.path, to: nobodyUser)
+        let file = directory.file("prefs.json")
+        try write("not json", to: file)
+        giveAway(file.path, to: nobodyUser)
+        let store = try await PreferencesStore(
+            fileURL: file, corruption: .replace { _ in ["restored": .int(1)] })
+        #expect(store[PreferenceKey<Int>("restored", default: 0)] == 1)
+        let backups = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            .filter { $0.hasPrefix("prefs.json.corrupt-") }
+        #expect(backups.count == 1)
+        let created = [file.path, file.path + ".lock"] + backups.map { directory.path + "/" + $0 }
+        for path in created {
+            #expect(FileIntegrity.owner(path) == nobodyUser, "\(path)")
+        }
+    }
+
     @Test func aLinkAnotherUserPlantedInAWorldWritableDirectoryIsNotFollowed() async throws {
         let shared = try TemporaryDirectory()
         chmod(shared.path, 0o1777)
