@@ -10,6 +10,7 @@
 //   prefs-harness migrate FILE LEGACY [rename|remove]
 //                                           print "opening", open with the migrations below, print "done"
 //   prefs-harness set-once FILE KEY INT     set, print "ok", exit
+//   prefs-harness hold-lock FILE            take FILE's lock, print "locked", hold it until stdin closes
 //   prefs-harness serve FILE                one store, driven by stdin lines:
 //                                             "set KEY INT" -> "ok" | "error io CODE …" | "error …"
 //                                             "get KEY"     -> "value INT"
@@ -96,6 +97,12 @@ struct Harness {
             let store = try await PreferencesStore(fileURL: url)
             try await store.set(PreferenceKey<Int>(arguments[2], default: 0), Int(arguments[3])!)
             say("ok")
+        case "hold-lock":
+            let storage = FileStorage(fileURL: url)
+            try storage.withExclusiveAccess {
+                say("locked")
+                while Swift.readLine() != nil {}
+            }
         case "serve":
             let store = try await PreferencesStore(fileURL: url)
             say("ready")

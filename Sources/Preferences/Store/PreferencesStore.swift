@@ -45,7 +45,8 @@ public final class PreferencesStore: Sendable {
         corruption: CorruptionPolicy = .fail, limits: PreferencesLimits = PreferencesLimits()
     ) async throws {
         try await self.init(
-            storage: FileStorage(fileURL: fileURL, maxFileSize: limits.maxFileSize),
+            storage: FileStorage(
+                fileURL: fileURL, maxFileSize: limits.maxFileSize, lockTimeout: limits.lockTimeout),
             migrations: migrations, corruption: corruption, limits: limits)
     }
 
