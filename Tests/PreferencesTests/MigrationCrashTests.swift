@@ -60,11 +60,11 @@ struct MigrationCrashTests {
         let calibration = try Case(in: parent.url, index: -2)
         let child = try RunningProcess(
             "prefs-harness", ["migrate", calibration.file.path, calibration.legacy.path])
-        #expect(child.readLine() == "opening")
+        #expect(try await child.nextLine() == "opening")
         let started = ContinuousClock.now
-        #expect(child.readLine() == "done")
+        #expect(try await child.nextLine() == "done")
         let window = ContinuousClock.now - started
-        #expect(child.wait() == 0)
+        #expect(try await child.exit() == 0)
         let windowMicroseconds = max(
             2_000,
             Int(window.components.attoseconds / 1_000_000_000_000) + Int(window.components.seconds)
@@ -78,10 +78,10 @@ struct MigrationCrashTests {
             let run = try Case(in: parent.url, index: index)
             let process = try RunningProcess(
                 "prefs-harness", ["migrate", run.file.path, run.legacy.path])
-            #expect(process.readLine() == "opening")
+            #expect(try await process.nextLine() == "opening")
             usleep(UInt32(Int.random(in: 0...(windowMicroseconds * 3 / 2), using: &generator)))
             process.kill()
-            _ = process.wait()
+            _ = try await process.exit()
 
             // After the kill: the store holds the old or the new state, the
             // source is in exactly one place, and it is gone only if its data

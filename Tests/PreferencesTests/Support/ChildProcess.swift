@@ -78,6 +78,8 @@ final class ChildOutput: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Woken on every chunk, for waits on a thread of their own.
+    private let arrived = NSCondition()
     let name: String
 
     /// Starts reading `handle` until end of file.
@@ -97,6 +99,9 @@ final class ChildOutput: Sendable {
                     return state.waiter
                 }
                 waiter?.resume()
+                arrived.lock()
+                arrived.broadcast()
+                arrived.unlock()
                 if chunk.isEmpty { return }
             }
         }.start()
@@ -132,6 +137,25 @@ final class ChildOutput: Sendable {
                         "\(name): no line within \(timeout); it printed: \"\(transcript)\"")
             }
             await waitForData(until: deadline)
+        }
+    }
+
+    /// ``nextLine(timeout:)`` for code on a thread of its own (never on the
+    /// cooperative pool: from async code it is a compile-time error).
+    @available(*, noasync, message: "use nextLine(timeout:)")
+    func blockingNextLine(timeout: Duration = .seconds(60)) throws -> String? {
+        let limit = Date(timeIntervalSinceNow: Double(timeout.components.seconds) + 0.5)
+        arrived.lock()
+        defer { arrived.unlock() }
+        while true {
+            let (line, ended) = takeLine()
+            if let line { return line }
+            if ended { return nil }
+            guard arrived.wait(until: limit) || Date() < limit else {
+                throw DeadlineExceeded(
+                    description:
+                        "\(name): no line within \(timeout); it printed: \"\(transcript)\"")
+            }
         }
     }
 
