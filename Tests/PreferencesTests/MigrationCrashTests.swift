@@ -12,13 +12,15 @@ import Testing
 @Suite("Migration: crash safety")
 struct MigrationCrashTests {
     /// The list `prefs-harness migrate` runs; the rerun uses the same one.
-    static func migrations(legacy: URL) -> [any PreferencesMigration] {
+    static func migrations(
+        legacy: URL, cleanUp: LegacyImport.SourceCleanUp = .rename
+    ) -> [any PreferencesMigration] {
         [
             VersionedMigration(version: 1, .rename("zoom", to: "map_zoom")),
             VersionedMigration(version: 2, .retype("map_zoom", as: .double)),
             LegacyImport(
                 .properties, at: legacy, keys: .prefix("app.", removingPrefix: true),
-                types: ["dark_mode": .bool]),
+                types: ["dark_mode": .bool], afterImport: cleanUp),
         ]
     }
 
@@ -43,6 +45,7 @@ struct MigrationCrashTests {
         }
     }
 
+    /// Invariants that hold wherever a kill lands.
     @Test func killedAtRandomMomentsARerunEndsInTheSameStateWithNothingLost() async throws {
         let parent = try TemporaryDirectory()
 
@@ -79,7 +82,9 @@ struct MigrationCrashTests {
             let process = try RunningProcess(
                 "prefs-harness", ["migrate", run.file.path, run.legacy.path])
             #expect(try await process.nextLine() == "opening")
-            usleep(UInt32(Int.random(in: 0...(windowMicroseconds * 3 / 2), using: &generator)))
+            try await Task.sleep(
+                for: .microseconds(
+                    Int.random(in: 0...(windowMicroseconds * 3 / 2), using: &generator)))
             process.kill()
             _ = try await process.exit()
 
@@ -115,8 +120,8 @@ struct MigrationCrashTests {
         print(
             "migration kills: \(beforeCommit) before the commit, \(betweenCommitAndCleanUp) between commit and clean-up, \(afterCleanUp) after; window \(windowMicroseconds) µs"
         )
-        // Some kills must land inside the migration for the test to mean anything.
-        #expect(beforeCommit > 0)
-        #expect(afterCleanUp + betweenCommitAndCleanUp > 0)
+        // Where random kills land depends on the machine's speed, so nothing
+        // here asserts it: the named moments are each hit on purpose by
+        // MigrationCrashPointTests.
     }
 }
