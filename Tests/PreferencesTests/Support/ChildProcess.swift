@@ -66,6 +66,32 @@ func onOwnThread<Value: Sendable>(
     }
 }
 
+/// Awaits `body` for at most `timeout`; on time out throws
+/// ``DeadlineExceeded`` naming `what` (the body is left to finish on its own).
+func withDeadline<Value: Sendable>(
+    _ what: String, timeout: Duration = .seconds(60),
+    _ body: @escaping @Sendable () async throws -> Value
+) async throws -> Value {
+    let race = Race<Value>()
+    return try await withCheckedThrowingContinuation { continuation in
+        race.start(continuation)
+        Task { race.finish(await Result(catching: body)) }
+        race.setTimer(
+            Task {
+                try? await Task.sleep(for: timeout)
+                guard !Task.isCancelled else { return }
+                race.finish(
+                    .failure(DeadlineExceeded(description: "\(what): not within \(timeout)")))
+            })
+    }
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}
+
 /// Reads a child's output on a thread of its own and hands it out line by
 /// line; every wait has a deadline and fails with everything the child
 /// printed so far.
