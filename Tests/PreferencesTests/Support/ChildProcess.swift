@@ -1,6 +1,7 @@
 import Foundation
-import Synchronization
 import Testing
+
+@testable import Preferences
 
 #if canImport(Glibc)
     import Glibc
@@ -15,7 +16,8 @@ struct DeadlineExceeded: Error, CustomStringConvertible {
 
 /// The first of two outcomes wins; the other is dropped.
 private final class Race<Value: Sendable>: Sendable {
-    private let state = Mutex<(CheckedContinuation<Value, any Error>?, Task<Void, Never>?)>(
+    // A pthread mutex (`Locked`), which ThreadSanitizer models, not `Mutex`.
+    private let state = Locked<(CheckedContinuation<Value, any Error>?, Task<Void, Never>?)>(
         (nil, nil))
 
     func start(_ continuation: CheckedContinuation<Value, any Error>) {
@@ -103,7 +105,7 @@ final class ChildOutput: Sendable {
         var waiter: CheckedContinuation<Void, Never>?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Woken on every chunk, for waits on a thread of their own.
     private let arrived = NSCondition()
     let name: String
