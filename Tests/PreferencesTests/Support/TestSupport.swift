@@ -280,8 +280,15 @@ func runTool(_ path: String, _ arguments: [String]) throws -> Int32 {
     process.arguments = arguments
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
+    let exited = DispatchSemaphore(value: 0)
+    process.terminationHandler = { _ in exited.signal() }
     try process.run()
-    process.waitUntilExit()
+    // A system tool (mount, chmod, dd …) that hangs fails the test after a minute.
+    guard exited.wait(timeout: .now() + .seconds(60)) == .success else {
+        sendSignal(SIGKILL, to: process.processIdentifier)
+        Issue.record("\(path) \(arguments.joined(separator: " ")) did not end within 60 s")
+        return -1
+    }
     return process.terminationStatus
 }
 
