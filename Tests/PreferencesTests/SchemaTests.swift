@@ -115,7 +115,6 @@ import Testing
         #"{"format": 2, "values": {}}"#,
         #"{"format": 1}"#,
         #"{"format": 1, "values": {}, "version": -1}"#,
-        #"{"format": 1, "values": {}, "other": 1}"#,
         #"{"format": 1, "values": {"": 1}}"#,
         #"{"format": 1, "values": [], "version": 0}"#,
     ])

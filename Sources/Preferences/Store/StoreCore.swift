@@ -39,12 +39,15 @@ final class StoreCore: Sendable {
         var mismatches: [String: PreferencesProblem] = [:]
         var fileProblems: [PreferencesProblem] = []
         var migrationProblems: [PreferencesProblem] = []
+        /// The keys declared by this process's handles, and why publishing them failed.
+        var declared = PreferencesManifest()
+        var manifestProblems: [PreferencesProblem] = []
         var problemWatchers: [UInt64: @Sendable ([PreferencesProblem], UInt64) -> Void] = [:]
         var problemSequence: UInt64 = 0
         var notifiedProblems: [PreferencesProblem]?
 
         var problems: [PreferencesProblem] {
-            fileProblems + migrationProblems
+            fileProblems + migrationProblems + manifestProblems
                 + mismatches.keys.sorted().compactMap { mismatches[$0] }
         }
     }
@@ -219,16 +222,18 @@ final class StoreCore: Sendable {
     ) {
         let delivery: (PreferencesSnapshot, UInt64, [Subscriber])? = state.withLock { state in
             state.revision = revision
-            guard
-                knownChanged || document.version != state.snapshot.version
-                    || document.values != state.snapshot.values
-            else { return nil }
-            let old = state.snapshot.values
+            let old = state.snapshot
+            // Change records and unknown members are kept even when no value
+            // changed, so the next write carries them over; only a value or
+            // version change is news for subscribers.
             state.snapshot = PreferencesSnapshot(
-                values: document.values, version: document.version,
-                registeredDefaults: state.snapshot.registeredDefaults)
+                document, registeredDefaults: old.registeredDefaults)
+            guard
+                knownChanged || document.version != old.version || document.values != old.values
+            else { return nil }
             state.generation += 1
-            state.mismatches = state.mismatches.filter { key, _ in old[key] == document.values[key]
+            state.mismatches = state.mismatches.filter { key, _ in
+                old.values[key] == document.values[key]
             }
             return (state.snapshot, state.generation, Array(state.subscribers.values))
         }
@@ -241,9 +246,7 @@ final class StoreCore: Sendable {
         let delivery = state.withLock { state in
             var merged = state.snapshot.registeredDefaults
             merged.merge(defaults) { _, new in new }
-            state.snapshot = PreferencesSnapshot(
-                values: state.snapshot.values, version: state.snapshot.version,
-                registeredDefaults: merged)
+            state.snapshot = state.snapshot.registering(merged)
             state.generation += 1
             return (state.snapshot, state.generation, Array(state.subscribers.values))
         }
@@ -381,7 +384,9 @@ final class StoreCore: Sendable {
                     {
                         return
                     }
-                    let document = StoreDocument(values: working.values, version: working.version)
+                    let document = StoreDocument(
+                        editing: base, values: working.values, version: working.version,
+                        stamp: .now())
                     let bytes = try document.encode(file: storage.location, limits: limits)
                     if let written = try storage.write(bytes, ifRevision: revision) {
                         publish(document, revision: written, knownChanged: true)
@@ -437,7 +442,9 @@ final class StoreCore: Sendable {
                     ran.append(migration)
                 }
                 if working.values != base.values || working.version != base.version {
-                    let document = StoreDocument(values: working.values, version: working.version)
+                    let document = StoreDocument(
+                        editing: base, values: working.values, version: working.version,
+                        stamp: .now())
                     let bytes = try document.encode(file: storage.location, limits: limits)
                     guard let written = try storage.write(bytes, ifRevision: revision) else {
                         throw PreferencesError.io(
