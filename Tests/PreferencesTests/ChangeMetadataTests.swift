@@ -130,7 +130,8 @@ private struct Settings: PreferencesRecord {
     @Test func sudoIsNamedBesideTheUser() {
         let change = PreferenceModification(
             date: Date(timeIntervalSince1970: 0), user: "root", sudoUser: "alice", program: "prefs")
-        #expect(change.description == "1970-01-01T00:00:00.000Z by root (sudo from alice) using prefs")
+        #expect(
+            change.description == "1970-01-01T00:00:00.000Z by root (sudo from alice) using prefs")
         #expect(PreferenceModification(storedValue: change.jsonValue) == change)
     }
 }

@@ -20,8 +20,10 @@ private struct Display: PreferencesRecord {
     }
 
     @Test func theNameReplacesJSONOrAddsToIt() {
-        #expect(PreferencesManifest.publishedName(forStoreNamed: "default.json") == "default.keys.json")
-        #expect(PreferencesManifest.publishedName(forStoreNamed: "settings") == "settings.keys.json")
+        #expect(
+            PreferencesManifest.publishedName(forStoreNamed: "default.json") == "default.keys.json")
+        #expect(
+            PreferencesManifest.publishedName(forStoreNamed: "settings") == "settings.keys.json")
     }
 
     @Test func prefsGetPrintsTheServicesDefaultWithNoFlags() async throws {
@@ -39,7 +41,8 @@ private struct Display: PreferencesRecord {
     }
 
     @Test func theManifestIsRewrittenOnlyWhenItChanges() async throws {
-        _ = try await PreferencesStore(fileURL: workspace.store, declaring: [PreferenceKeys.language])
+        _ = try await PreferencesStore(
+            fileURL: workspace.store, declaring: [PreferenceKeys.language])
         let first = try identity(published)
         let text = contents(published)
         _ = try await PreferencesStore(
@@ -83,7 +86,8 @@ private struct Display: PreferencesRecord {
     }
 
     @Test func getLongSaysWhoChangedTheKeyOrThatItIsADefault() async throws {
-        _ = try await PreferencesStore(fileURL: workspace.store, declaring: [PreferenceKeys.language])
+        _ = try await PreferencesStore(
+            fileURL: workspace.store, declaring: [PreferenceKeys.language])
         #expect(try workspace.prefs("get", "language", "--long").line == "en  # default")
         try workspace.prefs("set", "language", "fr")
         let line = try workspace.prefs("get", "language", "--long").line
@@ -93,7 +97,8 @@ private struct Display: PreferencesRecord {
 
     @Test func theEnvironmentVariableNamesAManifest() throws {
         let manifest = workspace.file("elsewhere.json")
-        try write(#"{"format": 1, "keys": {"retries": {"type": "int", "default": 3}}}"#, to: manifest)
+        try write(
+            #"{"format": 1, "keys": {"retries": {"type": "int", "default": 3}}}"#, to: manifest)
         let output = try workspace.prefs(
             environment: ["PREFS_MANIFEST": manifest.path],
             ["--file", workspace.store.path, "get", "retries"])

@@ -30,7 +30,8 @@ enum SetCommand {
         let store = try await context.openStore()
         try await store.edit { preferences in
             // The stored type is read under the lock, from the state the write replaces.
-            preferences[raw: key] = try explicit ?? value(text, key: key, stored: preferences[raw: key])
+            preferences[raw: key] =
+                try explicit ?? value(text, key: key, stored: preferences[raw: key])
         }
     }
 

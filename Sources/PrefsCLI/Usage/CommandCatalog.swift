@@ -7,7 +7,8 @@ enum CommandCatalog {
             "Use the named suite's file (default 'default'; see 'prefs path --help')."),
         .value(
             "--manifest", "FILE",
-            "Type, validate and default keys from a key manifest (JSON); default: $PREFS_MANIFEST, else the manifest published beside the store (NAME.keys.json)."),
+            "Type, validate and default keys from a key manifest (JSON); default: $PREFS_MANIFEST, else the manifest published beside the store (NAME.keys.json)."
+        ),
     ]
 
     static let commands: [CommandSpec] = [
@@ -86,7 +87,10 @@ enum CommandCatalog {
             """,
         examples: [
             ("list", "prints: dark_mode = true"),
-            ("list --long", "prints: dark_mode = true  # 2026-12-01T09:30:12.345Z by alice using prefs"),
+            (
+                "list --long",
+                "prints: dark_mode = true  # 2026-12-01T09:30:12.345Z by alice using prefs"
+            ),
             ("list --defaults", "prints: language = \"en\"  # default"),
             ("list --json", "prints a JSON object"),
         ])

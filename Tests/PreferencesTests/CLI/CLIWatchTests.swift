@@ -76,7 +76,8 @@ import Testing
         let second = try #require(watch.readLine())
         for (line, program) in [(first, "prefs"), (second, "prefs-harness")] {
             let object = try PreferenceValue(jsonText: line)
-            guard case .object(let fields) = object, case .object(let modified)? = fields["modified"]
+            guard case .object(let fields) = object,
+                case .object(let modified)? = fields["modified"]
             else {
                 Issue.record("no modified member in \(line)")
                 continue
