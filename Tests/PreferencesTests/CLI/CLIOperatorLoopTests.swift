@@ -104,6 +104,19 @@ import Testing
         #expect(line.contains("prefs"), "\(line)")
         #expect(line.contains("Z"), "\(line)")
     }
+
+    @Test(.enabled(if: geteuid() == 0, "needs root: SUDO_USER is recorded only for root"))
+    func underSudoTheInvokingUserIsNamedBesideRoot() async throws {
+        let output = try workspace.prefs(
+            environment: ["SUDO_USER": "alice"],
+            ["--file", workspace.store.path, "set", "language", "fr"])
+        #expect(output.status == 0, "\(output.standardError)")
+        let line = try workspace.prefs("get", "language", "--long").line
+        #expect(line.hasSuffix(" by root (sudo from alice) using prefs"), "\(line)")
+        let store = try await PreferencesStore(fileURL: workspace.store)
+        let change = try #require(store.snapshot.modification(forKey: "language"))
+        #expect(change.user == "root" && change.sudoUser == "alice")
+    }
 }
 
 /// The name of the user this process runs as.
