@@ -132,6 +132,6 @@ private struct Settings: PreferencesRecord {
             date: Date(timeIntervalSince1970: 0), user: "root", sudoUser: "alice", program: "prefs")
         #expect(
             change.description == "1970-01-01T00:00:00.000Z by root (sudo from alice) using prefs")
-        #expect(PreferenceModification(storedValue: change.jsonValue) == change)
+        #expect(ChangeRecord(storedValue: change.jsonValue)?.modification == change)
     }
 }

@@ -27,13 +27,13 @@ struct StoreDocument: Sendable, Equatable {
     var values: [String: PreferenceValue]
     var version: Int
     /// When and by whom each stored key was last changed; only stored keys have one.
-    var modifications: [String: PreferenceModification]
+    var modifications: [String: ChangeRecord]
     /// Top-level members this version does not know, kept for writing back.
     var otherMembers: [String: PreferenceValue]
 
     init(
         values: [String: PreferenceValue] = [:], version: Int = 0,
-        modifications: [String: PreferenceModification] = [:],
+        modifications: [String: ChangeRecord] = [:],
         otherMembers: [String: PreferenceValue] = [:]
     ) {
         self.values = values
@@ -49,13 +49,14 @@ struct StoreDocument: Sendable, Equatable {
         editing base: PreferencesSnapshot, values: [String: PreferenceValue], version: Int,
         stamp: PreferenceModification
     ) {
-        var modifications: [String: PreferenceModification] = [:]
+        let stamp = ChangeRecord(stamp)
+        var modifications: [String: ChangeRecord] = [:]
         modifications.reserveCapacity(values.count)
         for (key, value) in values {
-            if base.values[key] == value, let earlier = base.modifications[key] {
-                modifications[key] = earlier
-            } else if base.values[key] != value {
+            if base.values[key] != value {
                 modifications[key] = stamp
+            } else if let earlier = base.modifications[key] {
+                modifications[key] = earlier
             }
         }
         self.init(
@@ -117,10 +118,10 @@ struct StoreDocument: Sendable, Equatable {
                     file: file, reason: "stored key \(key.debugDescription.prefix(80)): \(problem)")
             }
         }
-        var modifications: [String: PreferenceModification] = [:]
+        var modifications: [String: ChangeRecord] = [:]
         if case .object(let records)? = fields["modified"] {
             for (key, record) in records where values[key] != nil {
-                modifications[key] = PreferenceModification(storedValue: record)
+                modifications[key] = ChangeRecord(storedValue: record)
             }
         }
         return StoreDocument(
@@ -143,7 +144,7 @@ struct StoreDocument: Sendable, Equatable {
         members["version"] = .int(Int64(version))
         var records: [String: PreferenceValue] = [:]
         for (key, record) in modifications where values[key] != nil {
-            records[key] = record.jsonValue
+            records[key] = record.storedValue
         }
         members["modified"] = records.isEmpty ? nil : .object(records)
         let root: PreferenceValue = .object(members)

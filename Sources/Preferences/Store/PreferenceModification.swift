@@ -74,26 +74,7 @@ public struct PreferenceModification: Sendable, Hashable, CustomStringConvertibl
 
     /// The record as JSON, as the file's `modified` member stores it:
     /// `{"at":"2026-12-01T09:30:12.345Z","by":"root","program":"prefs","sudo_user":"alice"}`.
-    public var jsonValue: PreferenceValue {
-        var fields: [String: PreferenceValue] = [
-            "at": .string(timestamp), "by": .string(user), "program": .string(program),
-        ]
-        fields["sudo_user"] = sudoUser.map(PreferenceValue.string)
-        return .object(fields)
-    }
-
-    /// Reads a stored record; nil when it is not one (metadata that does
-    /// not parse is dropped, never an error: it must not cost a value).
-    init?(storedValue: PreferenceValue) {
-        guard case .object(let fields) = storedValue,
-            case .string(let at)? = fields["at"], let date = ISO8601.parse(at),
-            case .string(let user)? = fields["by"],
-            case .string(let program)? = fields["program"]
-        else { return nil }
-        var sudoUser: String?
-        if case .string(let name)? = fields["sudo_user"] { sudoUser = name }
-        self.init(date: date, user: user, sudoUser: sudoUser, program: program)
-    }
+    public var jsonValue: PreferenceValue { ChangeRecord(self).storedValue }
 
     // MARK: This process
 

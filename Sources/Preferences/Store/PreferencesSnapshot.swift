@@ -16,7 +16,7 @@ public struct PreferencesSnapshot: Sendable, Equatable {
     /// Defaults registered with ``PreferencesStore/register(defaults:)``.
     public let registeredDefaults: [String: PreferenceValue]
     /// When and by whom each stored key was last changed (SPEC S18).
-    let modifications: [String: PreferenceModification]
+    let modifications: [String: ChangeRecord]
     /// Top-level members of the file this version does not know, kept for
     /// writing back (SPEC §5).
     let otherMembers: [String: PreferenceValue]
@@ -29,13 +29,13 @@ public struct PreferencesSnapshot: Sendable, Equatable {
     ) {
         self.init(
             values: values, version: version, registeredDefaults: registeredDefaults,
-            modifications: modifications, otherMembers: [:])
+            modifications: modifications.mapValues(ChangeRecord.init), otherMembers: [:])
     }
 
     init(
         values: [String: PreferenceValue], version: Int,
         registeredDefaults: [String: PreferenceValue],
-        modifications: [String: PreferenceModification], otherMembers: [String: PreferenceValue]
+        modifications: [String: ChangeRecord], otherMembers: [String: PreferenceValue]
     ) {
         self.values = values
         self.version = version
@@ -71,7 +71,7 @@ public struct PreferencesSnapshot: Sendable, Equatable {
     /// }
     /// ```
     public func modification(forKey name: String) -> PreferenceModification? {
-        modifications[name]
+        modifications[name]?.modification
     }
 
     /// The key's stored value, or its default when it is absent or does not

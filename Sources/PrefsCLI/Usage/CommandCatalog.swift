@@ -118,7 +118,7 @@ enum CommandCatalog {
             Reads the whole file first: a malformed file imports nothing and \
             exits with status 4, naming the file and line. Keys already stored \
             are kept unless --overwrite is given; the summary line says how \
-            many were skipped. With --manifest, string values of declared keys \
+            many were skipped. With a key manifest, string values of declared keys \
             are converted to the declared type, and every imported value must \
             fit its declaration.
             """,
@@ -164,11 +164,11 @@ enum CommandCatalog {
 
     static let check = CommandSpec(
         name: "check", argumentsSynopsis: "", argumentCount: (0, 0), options: [],
-        summary: "Validate the store file (and its values against --manifest).",
+        summary: "Validate the store file (and its values against the key manifest).",
         discussion: """
             Exits with status 4 and the reason when the file is not a valid \
             preferences file (it is reported, never reset). Prints the path and \
-            the number of stored keys when all is well. With --manifest, every \
+            the number of stored keys when all is well. With a key manifest, every \
             stored value that does not fit its declaration is reported on its \
             own line and the command exits with status 3.
             """,
