@@ -49,8 +49,8 @@ enum SetCommand {
             guard case .invalidValue(_, let reason) = error else { throw error }
             throw CommandFailure(
                 .invalidValue,
-                "invalid value for key '\(key)': \(reason), the type of its stored value; "
-                    + "pass --type to store another type")
+                "invalid value for key '\(key)': \(reason); it holds \(stored.typeDescription) "
+                    + "now (pass --type to store another type)")
         }
     }
 }
