@@ -117,6 +117,28 @@ import Testing
         let change = try #require(store.snapshot.modification(forKey: "language"))
         #expect(change.user == "root" && change.sudoUser == "alice")
     }
+
+    @Test(.enabled(if: canSwitchUser, "needs root and setpriv to run prefs as another user"))
+    func theRecordNamesTheUserWhoseRightsMadeTheChange() async throws {
+        giveAway(workspace.directory.path, to: nobodyUser)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = [
+            "--reuid=\(nobodyUser)", "--regid=\(nobodyUser)", "--clear-groups",
+            productURL("prefs").path, "--file", workspace.store.path, "set", "language", "fr",
+        ]
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let expected = try #require(getpwuid(nobodyUser)).pointee.pw_name.map {
+            String(cString: $0)
+        }
+        let store = try await PreferencesStore(fileURL: workspace.store)
+        let change = try #require(store.snapshot.modification(forKey: "language"))
+        #expect(change.user == expected)
+        #expect(change.sudoUser == nil)
+        #expect(change.program == "prefs")
+    }
 }
 
 /// The name of the user this process runs as.
