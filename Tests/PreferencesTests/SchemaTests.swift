@@ -199,7 +199,6 @@ import Testing
         #"{"format": 2, "values": {}}"#,
         #"{"format": 1}"#,
         #"{"format": 1, "values": {}, "version": -1}"#,
-        #"{"format": 1, "values": {}, "other": 1}"#,
         #"{"format": 1, "values": {"": 1}}"#,
         #"{"format": 1, "values": [], "version": 0}"#,
         #"{"format": 1, "values": {"tab\u0009key": 1}}"#,

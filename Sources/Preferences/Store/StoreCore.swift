@@ -39,12 +39,15 @@ final class StoreCore: Sendable {
         var mismatches: [String: PreferencesProblem] = [:]
         var fileProblems: [PreferencesProblem] = []
         var migrationProblems: [PreferencesProblem] = []
+        /// The keys declared by this process's handles, and why publishing them failed.
+        var declared = PreferencesManifest()
+        var manifestProblems: [PreferencesProblem] = []
         var problemWatchers: [UInt64: @Sendable ([PreferencesProblem], UInt64) -> Void] = [:]
         var problemSequence: UInt64 = 0
         var notifiedProblems: [PreferencesProblem]?
 
         var problems: [PreferencesProblem] {
-            fileProblems + migrationProblems
+            fileProblems + migrationProblems + manifestProblems
                 + mismatches.keys.sorted().compactMap { mismatches[$0] }
         }
     }
@@ -263,18 +266,23 @@ final class StoreCore: Sendable {
             let unchanged = state.withLock { state in
                 guard state.generation == generation else { return false }
                 state.revision = revision
+                // Change records and unknown members are kept even when no
+                // value changed, so the next write carries them over; only a
+                // value or version change is news for subscribers.
+                state.snapshot = PreferencesSnapshot(
+                    document, registeredDefaults: state.snapshot.registeredDefaults)
                 return true
             }
             if unchanged { return }
         }
         let (snapshot, generation, subscribers, replaced) = state.withLock { state in
             state.revision = revision
-            let old = state.snapshot.values
+            let old = state.snapshot
             state.snapshot = PreferencesSnapshot(
-                values: document.values, version: document.version,
-                registeredDefaults: state.snapshot.registeredDefaults)
+                document, registeredDefaults: old.registeredDefaults)
             state.generation += 1
-            state.mismatches = state.mismatches.filter { key, _ in old[key] == document.values[key]
+            state.mismatches = state.mismatches.filter { key, _ in
+                old.values[key] == document.values[key]
             }
             return (state.snapshot, state.generation, Array(state.subscribers.values), old)
         }
@@ -288,9 +296,7 @@ final class StoreCore: Sendable {
         let delivery = state.withLock { state in
             var merged = state.snapshot.registeredDefaults
             merged.merge(defaults) { _, new in new }
-            state.snapshot = PreferencesSnapshot(
-                values: state.snapshot.values, version: state.snapshot.version,
-                registeredDefaults: merged)
+            state.snapshot = state.snapshot.registering(merged)
             state.generation += 1
             return (state.snapshot, state.generation, Array(state.subscribers.values))
         }
@@ -428,7 +434,9 @@ final class StoreCore: Sendable {
                     {
                         return
                     }
-                    let document = StoreDocument(values: working.values, version: working.version)
+                    let document = StoreDocument(
+                        editing: base, values: working.values, version: working.version,
+                        stamp: .now())
                     let bytes = try document.encode(file: storage.location, limits: limits)
                     if let written = try storage.write(bytes, ifRevision: revision) {
                         publish(document, revision: written, knownChanged: true)
@@ -484,7 +492,9 @@ final class StoreCore: Sendable {
                     ran.append(migration)
                 }
                 if working.values != base.values || working.version != base.version {
-                    let document = StoreDocument(values: working.values, version: working.version)
+                    let document = StoreDocument(
+                        editing: base, values: working.values, version: working.version,
+                        stamp: .now())
                     let bytes = try document.encode(file: storage.location, limits: limits)
                     guard let written = try storage.write(bytes, ifRevision: revision) else {
                         throw PreferencesError.io(
