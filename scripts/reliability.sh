@@ -45,7 +45,7 @@ elapsed() { echo "$(($(date +%s) - $1)) s"; }
 # cancellation. A harness that was skipped (its capability missing here)
 # fails the run: its figures would be missing.
 start=$(date +%s)
-if [[ $mode == full ]]; then export PREFS_RELIABILITY=full; fi
+if [[ $mode == full ]]; then export PREFS_RELIABILITY=full PREFS_MIGRATION_KILLS=100; fi
 swift build --build-tests >"$log/build.log" 2>&1 || { cat "$log/build.log"; exit 1; }
 harnesses='Reliability(Crash|MultiProcess|Fault|Swap|Fuzz)|MigrationCrash|StoreFault|StorePermissionFault|FileWatchCancel'
 if swift test --skip-build --filter "$harnesses" >"$log/tests.log" 2>&1; then
@@ -63,7 +63,7 @@ if [[ ${#skipped[@]} -gt 0 ]]; then
 fi
 tests=$(grep -Eo 'Test run with [0-9]+ tests?' "$log/tests.log" | tail -1)
 summary+=("harness tests: ${tests#Test run with }, ${#skipped[@]} skipped")
-unset PREFS_RELIABILITY
+unset PREFS_RELIABILITY PREFS_MIGRATION_KILLS
 mapfile -t figures < <(sed -n 's/^reliability: //p; s/^\(migration kills: .*\)/\1/p' "$log/tests.log")
 summary+=("${figures[@]}")
 summary+=("harness suites $result in $(elapsed "$start") (log: $log/tests.log)")

@@ -89,7 +89,12 @@ struct MigrationCrashTests {
         var betweenCommitAndCleanUp = 0
         var afterCleanUp = 0
         var generator = SystemRandomNumberGenerator()
-        for index in 0..<100 {
+        // 25 kills by default (the named crash points cover the cases that must
+        // be hit); `PREFS_MIGRATION_KILLS` asks for more, as the reliability
+        // harness does.
+        let kills =
+            ProcessInfo.processInfo.environment["PREFS_MIGRATION_KILLS"].flatMap { Int($0) } ?? 25
+        for index in 0..<kills {
             let run = try Case(in: parent.url, index: index)
             let process = try RunningProcess(
                 "prefs-harness", ["migrate", run.file.path, run.legacy.path])

@@ -21,6 +21,7 @@ import Testing
     static let implementedKeywords: Set<String> = [
         "$ref", "const", "enum", "type", "minimum", "maximum", "minItems", "required",
         "properties", "additionalProperties", "propertyNames", "minLength", "maxLength", "pattern",
+        "format",
     ]
     static let annotations: Set<String> = ["$schema", "$id", "$defs", "title", "description"]
 
@@ -34,6 +35,11 @@ import Testing
         for (keyword, rule) in rules.sorted(by: { $0.key < $1.key }) {
             let here = "\(pointer)/\(keyword)"
             if !implementedKeywords.contains(keyword) && !annotations.contains(keyword) {
+                found.append(here)
+                continue
+            }
+            // Of the formats, only date-time is checked.
+            if keyword == "format" && rule != .string("date-time") {
                 found.append(here)
                 continue
             }
@@ -172,6 +178,16 @@ import Testing
                 }
             } catch {
                 problems.append("\(path): pattern \(pattern) does not compile: \(error)")
+            }
+        }
+        if case .string(let format)? = rules["format"] {
+            switch format {
+            case "date-time":
+                if ISO8601.parse(text) == nil || !text.hasSuffix("Z") {
+                    problems.append("\(path): not an ISO 8601 UTC date-time")
+                }
+            default:
+                problems.append("\(path): format \(format) is not implemented")
             }
         }
         return problems
