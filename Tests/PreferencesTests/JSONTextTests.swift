@@ -8,6 +8,34 @@ import Testing
         #expect(value == ["a": .int(3), "b": .double(3), "c": .double(100)])
     }
 
+    @Test func integersAtTheEdgesOf64BitsReadExactlyAndBeyondThemAsNumbers() throws {
+        let value = try PreferenceValue(
+            jsonText:
+                #"[9223372036854775807, -9223372036854775808, 9223372036854775808, -9223372036854775809, -0, 0, 42]"#
+        )
+        #expect(
+            value == [
+                .int(.max), .int(.min), .double(9_223_372_036_854_775_808),
+                .double(-9_223_372_036_854_775_809), .int(0), .int(0), .int(42),
+            ])
+    }
+
+    @Test func nestedObjectsKeepTheirOwnMembersAndTheLastDuplicateWins() throws {
+        let value = try PreferenceValue(
+            jsonText: #"{"a": {"x": 1, "y": {"z": [{"q": 2}]}, "x": 3}, "b": {}, "a2": {"k": "é"}}"#
+        )
+        #expect(
+            value == [
+                "a": ["x": 3, "y": ["z": [["q": 2]]]], "b": [:], "a2": ["k": "é"],
+            ])
+    }
+
+    @Test func invalidUTF8InAStringIsAnError() {
+        #expect(throws: PreferencesError.self) {
+            _ = try JSONText.parse([0x22, 0x61, 0xC3, 0x28, 0x22], source: "x")
+        }
+    }
+
     @Test func prettyOutputIsSortedWithSpacedColons() {
         let text = JSONText.encode(
             ["b": [1, 2], "a": ["x": true], "c": [], "d": [:]], pretty: true)

@@ -138,6 +138,8 @@ enum JSONText {
         let source: String
         let maxDepth: Int
         var index = 0
+        /// Members of the objects being parsed, innermost last.
+        var members: [(String, PreferenceValue)] = []
 
         init(bytes: UnsafeBufferPointer<UInt8>, source: String, maxDepth: Int) {
             self.bytes = bytes
@@ -203,12 +205,16 @@ enum JSONText {
         private mutating func parseObject(depth: Int) throws -> PreferenceValue {
             if depth > maxDepth { throw error("nested deeper than \(maxDepth) levels") }
             index += 1
-            var fields = [String: PreferenceValue]()
             skipWhitespace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
                 index += 1
-                return .object(fields)
+                return .object([:])
             }
+            // Members are gathered first and the dictionary built at its final
+            // size, so a large object is never rehashed while it grows. Nested
+            // objects share the one buffer, each above its parent's members.
+            let first = members.count
+            defer { members.removeSubrange(first...) }
             while true {
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unexpected end of text in object") }
@@ -222,14 +228,19 @@ enum JSONText {
                 }
                 index += 1
                 skipWhitespace()
-                // Last duplicate wins, as in most JSON readers.
-                fields[key] = try parseValue(depth: depth)
+                let value = try parseValue(depth: depth)
+                members.append((key, value))
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unexpected end of text in object") }
                 if bytes[index] == UInt8(ascii: ",") {
                     index += 1
                 } else if bytes[index] == UInt8(ascii: "}") {
                     index += 1
+                    var fields = [String: PreferenceValue](minimumCapacity: members.count - first)
+                    // Last duplicate wins, as in most JSON readers.
+                    for position in first..<members.count {
+                        fields[members[position].0] = members[position].1
+                    }
                     return .object(fields)
                 } else {
                     throw error("expected ',' or '}' in object, found \(describe(bytes[index]))")
@@ -267,17 +278,22 @@ enum JSONText {
             index += 1
             // Fast path: no escapes.
             var scan = index
+            var ascii = true
             while scan < bytes.count {
                 let byte = bytes[scan]
                 if byte == UInt8(ascii: "\"") {
                     let slice = UnsafeBufferPointer(rebasing: bytes[index..<scan])
-                    guard let text = String(validating: slice, as: UTF8.self) else {
-                        throw error("invalid UTF-8 in string", at: start)
-                    }
+                    // ASCII needs no validation.
+                    let text =
+                        ascii
+                        ? String(decoding: slice, as: UTF8.self)
+                        : String(validating: slice, as: UTF8.self)
+                    guard let text else { throw error("invalid UTF-8 in string", at: start) }
                     index = scan + 1
                     return text
                 }
                 if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+                if byte >= 0x80 { ascii = false }
                 scan += 1
             }
             var out = [UInt8]()
@@ -393,13 +409,33 @@ enum JSONText {
                 }
                 while index < bytes.count, isDigit(bytes[index]) { index += 1 }
             }
+            if integral, let number = integer(start..<index) { return .int(number) }
             let text = String(
                 decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-            if integral, let number = Int64(text) { return .int(number) }
             guard let number = Double(text), number.isFinite else {
                 throw error("number \(text) is out of range", at: start)
             }
             return .double(number)
+        }
+
+        /// The integer spelled by the bytes in `range` (an optional minus and
+        /// digits, already checked), or nil when it does not fit 64 bits.
+        private func integer(_ range: Range<Int>) -> Int64? {
+            var position = range.lowerBound
+            let negative = bytes[position] == UInt8(ascii: "-")
+            if negative { position += 1 }
+            // Accumulate negatively: Int64.min has no positive counterpart.
+            var value: Int64 = 0
+            while position < range.upperBound {
+                let digit = Int64(bytes[position] &- UInt8(ascii: "0"))
+                let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
+                let (next, overflow2) = times10.subtractingReportingOverflow(digit)
+                if overflow1 || overflow2 { return nil }
+                value = next
+                position += 1
+            }
+            if negative { return value }
+            return value == .min ? nil : -value
         }
 
         private func isDigit(_ byte: UInt8) -> Bool {
