@@ -15,8 +15,8 @@ import Testing
         )
         #expect(
             value == [
-                .int(.max), .int(.min), .double(9_223_372_036_854_775_808),
-                .double(-9_223_372_036_854_775_809), .int(0), .int(0), .int(42),
+                .int(.max), .int(.min), .double(0x1p63), .double(-0x1p63), .int(0), .int(0),
+                .int(42),
             ])
     }
 
@@ -28,6 +28,18 @@ import Testing
             value == [
                 "a": ["x": 3, "y": ["z": [["q": 2]]]], "b": [:], "a2": ["k": "é"],
             ])
+    }
+
+    @Test(arguments: [
+        [
+            "abcdefghij2", "abcdefghij10", "abcdefghij1", "abcdefgh", "B", "a", "",
+            "abcdefghijklmnopq",
+        ],
+        ["zé", "z", "ä", "a", "Z", "日本", "ab"],
+    ])
+    func membersAreWrittenInTheOrderStringsCompare(keys: [String]) {
+        let fields = Dictionary(uniqueKeysWithValues: keys.map { ($0, PreferenceValue.int(1)) })
+        #expect(JSONText.sortedByKey(fields).map(\.key) == keys.sorted())
     }
 
     @Test func invalidUTF8InAStringIsAnError() {

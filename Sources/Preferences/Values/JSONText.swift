@@ -72,7 +72,7 @@ enum JSONText {
             }
             out.append(UInt8(ascii: "{"))
             var first = true
-            for (key, field) in fields.sorted(by: { $0.key < $1.key }) {
+            for (key, field) in sortedByKey(fields) {
                 if !first { out.append(UInt8(ascii: ",")) }
                 first = false
                 if pretty { newline(into: &out, indent: indent + 1) }
@@ -83,6 +83,57 @@ enum JSONText {
             if pretty { newline(into: &out, indent: indent) }
             out.append(UInt8(ascii: "}"))
         }
+    }
+
+    /// The members in the order of their keys as `String` compares them.
+    /// For ASCII keys that is the order of their bytes, compared here
+    /// directly from one buffer holding every key, several times faster than
+    /// `<`; with any other key, `<` (which compares normalized forms) is used.
+    static func sortedByKey(_ fields: [String: PreferenceValue]) -> [(
+        key: String, value: PreferenceValue
+    )] {
+        let entries = Array(fields)
+        var keyBytes: [UInt8] = []
+        keyBytes.reserveCapacity(entries.count * 16)
+        var spans: [(start: Int, end: Int, entry: Int)] = []
+        spans.reserveCapacity(entries.count)
+        var ascii = true
+        for (position, entry) in entries.enumerated() {
+            let start = keyBytes.count
+            keyBytes.append(contentsOf: entry.key.utf8)
+            spans.append((start, keyBytes.count, position))
+        }
+        for byte in keyBytes where byte >= 0x80 {
+            ascii = false
+            break
+        }
+        guard ascii else { return entries.sorted { $0.key < $1.key } }
+        keyBytes.withUnsafeBytes { bytes in
+            spans.sort { left, right in
+                let common = min(left.end - left.start, right.end - right.start)
+                var offset = 0
+                // Eight bytes at a time: as big-endian integers they compare
+                // as the bytes do.
+                while offset + 8 <= common {
+                    let leftWord = bytes.loadUnaligned(
+                        fromByteOffset: left.start + offset, as: UInt64.self
+                    ).bigEndian
+                    let rightWord = bytes.loadUnaligned(
+                        fromByteOffset: right.start + offset, as: UInt64.self
+                    ).bigEndian
+                    if leftWord != rightWord { return leftWord < rightWord }
+                    offset += 8
+                }
+                while offset < common {
+                    let leftByte = bytes[left.start + offset]
+                    let rightByte = bytes[right.start + offset]
+                    if leftByte != rightByte { return leftByte < rightByte }
+                    offset += 1
+                }
+                return left.end - left.start < right.end - right.start
+            }
+        }
+        return spans.map { entries[$0.entry] }
     }
 
     private static func newline(into out: inout [UInt8], indent: Int) {
@@ -106,9 +157,18 @@ enum JSONText {
 
     static func writeString(_ text: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        // Most strings need no escaping: copy them whole.
-        if !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) {
-            out.append(contentsOf: text.utf8)
+        // Most strings need no escaping: copy them whole, scanning the
+        // string's own storage rather than going through its UTF-8 view.
+        let copied =
+            text.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+                for byte in bytes where byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F
+                {
+                    return false
+                }
+                out.append(contentsOf: bytes)
+                return true
+            } ?? false
+        if copied {
             out.append(UInt8(ascii: "\""))
             return
         }
