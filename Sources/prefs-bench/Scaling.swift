@@ -24,7 +24,7 @@ struct Scaling {
 
     /// Fewer samples for bigger stores keep the run to a couple of minutes.
     func samples(_ keys: Int) -> Int {
-        let full = keys <= 1_000 ? 21 : keys <= 10_000 ? 11 : 5
+        let full = keys <= 1_000 ? 31 : keys <= 10_000 ? 15 : 7
         return cases.quick ? max(3, full / 3) : full
     }
 
@@ -68,9 +68,10 @@ struct Scaling {
                 })
         }
 
-        // Memory of the open store, as P6 measures it (resident memory);
-        // small stores are opened many times over, to average out pages.
-        let stores = keys <= 20 ? 200 : keys <= 1_000 ? 20 : 1
+        // Memory of the open store, as P6 measures it (resident memory),
+        // with several copies open at once so that pages the allocator kept
+        // from earlier work, or rounding to pages, do not decide the result.
+        let stores = keys <= 20 ? 200 : keys <= 1_000 ? 40 : keys <= 10_000 ? 8 : 2
         let copies = try (0..<stores).map { try copy(rounds + $0) }
         let before = heapBytesInUse() ?? 0
         var measured: [PreferencesStore] = []
