@@ -42,6 +42,19 @@ import Testing
         #expect(JSONText.sortedByKey(fields).map(\.key) == keys.sorted())
     }
 
+    @Test(arguments: [0, 1, 2, 3, 17, 1_000, 4_099])
+    func manyKeysWithSharedPrefixesAreWrittenInOrder(count: Int) {
+        var generator = SystemRandomNumberGenerator()
+        var fields: [String: PreferenceValue] = [:]
+        while fields.count < count {
+            let prefix = ["", "setting.", "setting.option.", "setting.option.long.prefix."]
+                .randomElement(using: &generator)!
+            let tail = String(UInt64.random(in: 0...UInt64.max, using: &generator), radix: 36)
+            fields[prefix + String(tail.prefix(Int.random(in: 0...12, using: &generator)))] = 1
+        }
+        #expect(JSONText.sortedByKey(fields).map(\.key) == fields.keys.sorted())
+    }
+
     @Test func invalidUTF8InAStringIsAnError() {
         #expect(throws: PreferencesError.self) {
             _ = try JSONText.parse([0x22, 0x61, 0xC3, 0x28, 0x22], source: "x")

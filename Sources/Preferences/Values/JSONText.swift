@@ -108,32 +108,85 @@ enum JSONText {
             break
         }
         guard ascii else { return entries.sorted { $0.key < $1.key } }
+        // A bottom-up merge sort of entry numbers: plain integers moved, keys
+        // compared in place, several times faster than a general sort here.
+        var order = Array(0..<entries.count)
+        var scratch = order
         keyBytes.withUnsafeBytes { bytes in
-            spans.sort { left, right in
-                let common = min(left.end - left.start, right.end - right.start)
-                var offset = 0
-                // Eight bytes at a time: as big-endian integers they compare
-                // as the bytes do.
-                while offset + 8 <= common {
-                    let leftWord = bytes.loadUnaligned(
-                        fromByteOffset: left.start + offset, as: UInt64.self
-                    ).bigEndian
-                    let rightWord = bytes.loadUnaligned(
-                        fromByteOffset: right.start + offset, as: UInt64.self
-                    ).bigEndian
-                    if leftWord != rightWord { return leftWord < rightWord }
-                    offset += 8
+            spans.withUnsafeBufferPointer { spans in
+                func before(_ left: Int, _ right: Int) -> Bool {
+                    let (leftStart, leftEnd, _) = spans[left]
+                    let (rightStart, rightEnd, _) = spans[right]
+                    let common = min(leftEnd - leftStart, rightEnd - rightStart)
+                    var offset = 0
+                    // Eight bytes at a time: as big-endian integers they
+                    // compare as the bytes do.
+                    while offset + 8 <= common {
+                        let leftWord = bytes.loadUnaligned(
+                            fromByteOffset: leftStart + offset, as: UInt64.self
+                        ).bigEndian
+                        let rightWord = bytes.loadUnaligned(
+                            fromByteOffset: rightStart + offset, as: UInt64.self
+                        ).bigEndian
+                        if leftWord != rightWord { return leftWord < rightWord }
+                        offset += 8
+                    }
+                    while offset < common {
+                        let leftByte = bytes[leftStart + offset]
+                        let rightByte = bytes[rightStart + offset]
+                        if leftByte != rightByte { return leftByte < rightByte }
+                        offset += 1
+                    }
+                    return leftEnd - leftStart < rightEnd - rightStart
                 }
-                while offset < common {
-                    let leftByte = bytes[left.start + offset]
-                    let rightByte = bytes[right.start + offset]
-                    if leftByte != rightByte { return leftByte < rightByte }
-                    offset += 1
+                order.withUnsafeMutableBufferPointer { order in
+                    scratch.withUnsafeMutableBufferPointer { scratch in
+                        var source = order
+                        var target = scratch
+                        var width = 1
+                        while width < source.count {
+                            var low = 0
+                            while low < source.count {
+                                let middle = min(low + width, source.count)
+                                let high = min(low + 2 * width, source.count)
+                                var left = low
+                                var right = middle
+                                var out = low
+                                while left < middle && right < high {
+                                    // Equal keys cannot happen (dictionary keys).
+                                    if before(source[right], source[left]) {
+                                        target[out] = source[right]
+                                        right += 1
+                                    } else {
+                                        target[out] = source[left]
+                                        left += 1
+                                    }
+                                    out += 1
+                                }
+                                while left < middle {
+                                    target[out] = source[left]
+                                    left += 1
+                                    out += 1
+                                }
+                                while right < high {
+                                    target[out] = source[right]
+                                    right += 1
+                                    out += 1
+                                }
+                                low = high
+                            }
+                            swap(&source, &target)
+                            width *= 2
+                        }
+                        // The sorted run ends in `source`; make sure it is `order`.
+                        if source.baseAddress != order.baseAddress {
+                            for index in 0..<order.count { order[index] = source[index] }
+                        }
+                    }
                 }
-                return left.end - left.start < right.end - right.start
             }
         }
-        return spans.map { entries[$0.entry] }
+        return order.map { entries[$0] }
     }
 
     private static func newline(into out: inout [UInt8], indent: Int) {
