@@ -111,8 +111,8 @@ enum Platform {
             throw PreferencesError.corrupted(
                 file: path, reason: "file is \(info.size) bytes, over the limit of \(limit) bytes")
         }
-        // One chunk of the file's size plus one byte, so that a file read
-        // whole ends with one more read that returns 0; not zero-filled.
+        // One chunk of the file's size plus one byte (not zero-filled): a
+        // file that did not grow since `fstat` is read in one call.
         var bytes = [UInt8]()
         bytes.reserveCapacity(Int(info.size) + 1)
         let capacity = max(Int(info.size) + 1, 4096)
@@ -130,6 +130,8 @@ enum Platform {
                 throw PreferencesError.corrupted(
                     file: path, reason: "file is over the limit of \(limit) bytes")
             }
+            // A regular file returns less than asked for only at its end.
+            if count < capacity { break }
         }
         return (bytes, info)
     }
