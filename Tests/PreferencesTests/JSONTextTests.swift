@@ -20,6 +20,11 @@ import Testing
             ])
     }
 
+    @Test(arguments: [Int64.min, Int64.min + 1, -1_000, -1, 0, 7, 10, 99, 1_234_567_890, Int64.max])
+    func integersAreWrittenInDecimal(number: Int64) {
+        #expect(JSONText.encode(.int(number), pretty: false) == String(number))
+    }
+
     @Test func nestedObjectsKeepTheirOwnMembersAndTheLastDuplicateWins() throws {
         let value = try PreferenceValue(
             jsonText: #"{"a": {"x": 1, "y": {"z": [{"q": 2}]}, "x": 3}, "b": {}, "a2": {"k": "é"}}"#

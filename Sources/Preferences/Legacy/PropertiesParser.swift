@@ -19,6 +19,8 @@ enum PropertiesParser {
         return try text.units.withUnsafeBufferPointer { units in
             var reader = LineReader(units: units)
             var result: [String: PreferenceValue] = [:]
+            // About one entry a line: sized once rather than grown step by step.
+            result.reserveCapacity(units.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) })
             // The line's buffers are reused: a large file costs few allocations.
             var line = LogicalLine()
             while reader.readLine(into: &line) {

@@ -49,7 +49,7 @@ enum JSONText {
         switch value {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let flag): out.append(contentsOf: (flag ? "true" : "false").utf8)
-        case .int(let number): out.append(contentsOf: String(number).utf8)
+        case .int(let number): writeInteger(number, into: &out)
         case .double(let number): writeDouble(number, into: &out)
         case .string(let text): writeString(text, into: &out)
         case .array(let items):
@@ -192,6 +192,23 @@ enum JSONText {
     private static func newline(into out: inout [UInt8], indent: Int) {
         out.append(UInt8(ascii: "\n"))
         for _ in 0..<indent { out.append(contentsOf: [0x20, 0x20]) }
+    }
+
+    /// Decimal digits straight into the output, without a `String` between.
+    static func writeInteger(_ number: Int64, into out: inout [UInt8]) {
+        if number < 0 { out.append(UInt8(ascii: "-")) }
+        // The magnitude as unsigned, so that Int64.min has one.
+        var magnitude = number.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes ≥ 20 digits
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            out.append(contentsOf: buffer[(24 - count)...])
+        }
     }
 
     private static func writeDouble(_ number: Double, into out: inout [UInt8]) {
