@@ -4,7 +4,7 @@ extension FileStorage {
     /// named as ``PreferencesManifest/publishedName(forStoreNamed:)`` says
     /// (`default.json` → `default.keys.json`).
     public var manifestPath: String {
-        let target = targetPath
+        let target = (try? target()) ?? path
         return Platform.parentDirectory(of: target) + "/"
             + PreferencesManifest.publishedName(forStoreNamed: Platform.lastComponent(of: target))
     }
@@ -25,17 +25,12 @@ extension FileStorage {
                 return
             }
             let directory = Platform.parentDirectory(of: path)
-            let model = try Platform.fileStamp(path) ?? Platform.fileStamp(targetPath)
-            let temporary = try Platform.writeTemporaryFile(
-                in: directory, prefix: Platform.lastComponent(of: path), bytes: bytes,
-                mode: model?.mode ?? 0o600, owner: model.map { ($0.uid, $0.gid) })
-            do {
-                try Platform.rename(temporary, path)
-            } catch {
-                Platform.unlinkQuietly(temporary)
-                throw error
-            }
-            try Platform.syncDirectory(directory)
+            let target = try target()
+            let model = try Platform.fileStamp(path) ?? Platform.fileStamp(target)
+            let owner = try model.map { ($0.uid, $0.gid) } ?? ownerForNewFiles(target: target)
+            _ = try Platform.replaceFile(
+                path, with: bytes, mode: model?.mode ?? 0o600, owner: owner)
+            try syncDirectory(directory)
         }
     }
 }

@@ -228,7 +228,7 @@ public final class FileStorage: PreferencesStorage {
 
     /// Running as root: who should own what the store creates (S14) — the
     /// file's owner, else the owner of the nearest existing directory.
-    private func ownerForNewFiles(target: String) throws -> (uid: UInt32, gid: UInt32)? {
+    func ownerForNewFiles(target: String) throws -> (uid: UInt32, gid: UInt32)? {
         guard geteuid() == 0 else { return nil }
         if let stamp = try? Platform.fileStamp(target) { return (stamp.uid, stamp.gid) }
         var directory = Platform.parentDirectory(of: target)
@@ -285,7 +285,7 @@ public final class FileStorage: PreferencesStorage {
     /// Fsyncs the target's `directory` after a rename into it and clears the
     /// lock file's mark; when the fsync fails, the mark stays for the next
     /// locked call, in whatever process.
-    private func syncDirectory(_ directory: String) throws {
+    func syncDirectory(_ directory: String) throws {
         try Platform.syncDirectory(directory)
         let thread = Platform.currentThread()
         if let descriptor = holder.withLock({ $0?.thread == thread ? $0?.descriptor : nil }) {

@@ -29,7 +29,9 @@ import Testing
         try workspace.prefs("set", "a", "2")
         #expect(Self.withoutModification(try await watch.nextLine()) == #"{"key":"a","value":2}"#)
         try workspace.prefs("set", "b", "hello world")
-        #expect(Self.withoutModification(try await watch.nextLine()) == #"{"key":"b","value":"hello world"}"#)
+        #expect(
+            Self.withoutModification(try await watch.nextLine())
+                == #"{"key":"b","value":"hello world"}"#)
         try workspace.prefs("delete", "a")
         #expect(try await watch.nextLine() == #"{"key":"a","removed":true}"#)
 
@@ -44,10 +46,12 @@ import Testing
         try workspace.prefs("set", "other", "1")
         let watch = try RunningProcess(
             "prefs", ["--file", workspace.store.path, "watch", "wanted"])
-        #expect(Self.withoutModification(try await watch.nextLine()) == #"{"key":"wanted","value":1}"#)
+        #expect(
+            Self.withoutModification(try await watch.nextLine()) == #"{"key":"wanted","value":1}"#)
         try workspace.prefs("set", "other", "2")
         try workspace.prefs("set", "wanted", "2")
-        #expect(Self.withoutModification(try await watch.nextLine()) == #"{"key":"wanted","value":2}"#)
+        #expect(
+            Self.withoutModification(try await watch.nextLine()) == #"{"key":"wanted","value":2}"#)
         watch.kill(SIGTERM)
         #expect(try await watch.exit() == 0)
     }
@@ -56,10 +60,12 @@ import Testing
         let workspace = try CLIWorkspace()
         try workspace.prefs("set", "counter", "0")
         let watch = try RunningProcess("prefs", ["--file", workspace.store.path, "watch"])
-        #expect(Self.withoutModification(try await watch.nextLine()) == #"{"key":"counter","value":0}"#)
+        #expect(
+            Self.withoutModification(try await watch.nextLine()) == #"{"key":"counter","value":0}"#)
         let harness = try run("prefs-harness", ["increment", workspace.store.path, "counter", "1"])
         #expect(harness.status == 0)
-        #expect(Self.withoutModification(try await watch.nextLine()) == #"{"key":"counter","value":1}"#)
+        #expect(
+            Self.withoutModification(try await watch.nextLine()) == #"{"key":"counter","value":1}"#)
         watch.kill(SIGTERM)
         #expect(try await watch.exit() == 0)
     }
