@@ -68,8 +68,7 @@ struct Cases {
         return Row(
             id: "P1", measure: "cached typed read", ours: format(nanoseconds: median(ours)),
             comparison: "UserDefaults.bool(forKey:) \(format(nanoseconds: median(theirs)))",
-            ratio: ratio, target: "≥ 10× faster, ≤ 150 ns",
-            met: ratio >= 10 && median(ours) <= 150,
+            ratio: ratio, target: "≥ 15× faster", met: ratio >= 15,
             detail: ["ours_ns": median(ours), "userdefaults_ns": median(theirs)])
     }
 
@@ -109,7 +108,7 @@ struct Cases {
             ours: format(nanoseconds: median(ours)),
             comparison:
                 "floor \(format(nanoseconds: median(floor))); UserDefaults+synchronize \(format(nanoseconds: median(userDefaults))) (not durable); JSONEncoder+atomic write \(format(nanoseconds: median(codable))) (no fsync)",
-            ratio: ratio, target: "≤ 1.3× the floor", met: ratio <= 1.3,
+            ratio: ratio, target: "≤ 1.2× the floor", met: ratio <= 1.2,
             detail: [
                 "ours_ns": median(ours), "floor_ns": median(floor),
                 "userdefaults_ns": median(userDefaults), "codable_ns": median(codable),
@@ -140,7 +139,7 @@ struct Cases {
         return Row(
             id: "P3", measure: "1,000 concurrent sets", ours: format(nanoseconds: median(samples)),
             comparison: "one set \(format(nanoseconds: oneSet))", ratio: ratio,
-            target: "≤ 10× one set", met: ratio <= 10,
+            target: "≤ 5× one set", met: ratio <= 5,
             detail: ["ours_ns": median(samples), "one_set_ns": oneSet])
     }
 
@@ -184,7 +183,7 @@ struct Cases {
             id: "P4", measure: "open a 10,000-key store", ours: format(nanoseconds: median(ours)),
             comparison:
                 "JSONSerialization of the same bytes \(format(nanoseconds: median(foundation)))",
-            ratio: ratio, target: "≤ 1.5× Foundation", met: ratio <= 1.5,
+            ratio: ratio, target: "≤ 0.5× Foundation", met: ratio <= 0.5,
             detail: ["ours_ns": median(ours), "foundation_ns": median(foundation)])
     }
 
@@ -230,8 +229,8 @@ struct Cases {
                 "in process \(format(nanoseconds: localP50)); other process \(format(nanoseconds: externalP50))",
             comparison:
                 "max in process \(format(nanoseconds: local.max() ?? .nan)); max other process \(format(nanoseconds: external.max() ?? .nan)) (its durable write included); UserDefaults on Linux: none",
-            ratio: nil, target: "≤ 1 ms; ≤ 50 ms",
-            met: localP50 <= 1_000_000 && externalP50 <= 50_000_000,
+            ratio: nil, target: "in process ≤ 1 ms (C2); other process ≤ 5 ms",
+            met: localP50 <= 1_000_000 && externalP50 <= 5_000_000,
             detail: [
                 "local_p50_ns": localP50, "external_p50_ns": externalP50,
                 "local_max_ns": local.max() ?? .nan, "external_max_ns": external.max() ?? .nan,
@@ -274,7 +273,7 @@ struct Cases {
         guard let before = heapBytesInUse() else {
             return Row(
                 id: "P6", measure: "memory of a 10,000-key store", ours: "n/a", comparison: "",
-                ratio: nil, target: "≤ 3× file size", met: nil)
+                ratio: nil, target: "≤ 1.5× file size", met: nil)
         }
         let store = try await PreferencesStore(storage: FileStorage(fileURL: url))
         let after = heapBytesInUse() ?? before
@@ -285,7 +284,7 @@ struct Cases {
             id: "P6", measure: "memory of a 10,000-key store",
             ours: String(format: "%.0f KiB", used / 1024),
             comparison: String(format: "file %.0f KiB", size / 1024), ratio: ratio,
-            target: "≤ 3× file size", met: ratio <= 3,
+            target: "≤ 1.5× file size", met: ratio <= 1.5,
             detail: ["resident_bytes": used, "file_bytes": size])
     }
 
@@ -298,43 +297,100 @@ struct Cases {
         }
         try Data(text.utf8).write(to: source)
         var samples: [Double] = []
+        var parses: [Double] = []
         for round in 0..<(quick ? 5 : 15) {
             let target = file("imported-\(round).json")
+            var parse = 0.0
             samples.append(
                 try await timeAsync {
-                    let contents = try LegacyReader.read(.properties, at: source)
+                    var read: LegacyContents?
+                    parse = try time { read = try LegacyReader.read(.properties, at: source) }
+                    let contents = read!
                     let store = try await PreferencesStore(fileURL: target)
                     try await store.edit { prefs in
                         for (key, value) in contents.values { prefs[raw: key] = value }
                     }
                     precondition(store.snapshot.values.count == 10_000)
                 })
+            parses.append(parse)
         }
+        let total = median(samples)
         return Row(
             id: "P7", measure: "import a 10,000-line properties file (parse, one durable write)",
-            ours: format(nanoseconds: median(samples)), comparison: "", ratio: nil,
-            target: "≤ 50 ms", met: median(samples) <= 50_000_000,
-            detail: ["ours_ns": median(samples)])
+            ours: format(nanoseconds: total),
+            comparison:
+                "of which reading and parsing \(format(nanoseconds: median(parses))); the 20-key durable set above is the write's floor",
+            ratio: nil, target: "≤ 20 ms", met: total <= 20_000_000,
+            detail: ["ours_ns": total, "parse_ns": median(parses)])
     }
 
     // P8
+    /// A new file each round, so nothing is cached; beside it, Foundation's
+    /// `Data(contentsOf:)` + `JSONDecoder` of the same file into a struct of
+    /// the same 20 fields.
     func coldStart() async throws -> Row {
-        var samples: [Double] = []
+        var ours: [Double] = []
+        var foundation: [Double] = []
+        // A directory of their own, so that nothing else watching the bench
+        // directory sees these writes.
+        let folder = file("cold")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         for index in 0..<(quick ? 20 : 100) {
-            let url = file("cold-\(index).json")
+            let url = folder.appendingPathComponent("cold-\(index).json")
             try await seed(url, twentyValues())
-            samples.append(
+            ours.append(
                 try await timeAsync {
                     let store = try await PreferencesStore(fileURL: url)
                     precondition(store[.benchFlag])
                 })
+            foundation.append(
+                try time {
+                    let data = try Data(contentsOf: url)
+                    let decoded = try JSONDecoder().decode(TwentyFieldFile.self, from: data)
+                    precondition(decoded.values.flag)
+                })
         }
+        let ratio = pairedRatio(ours, foundation)
         return Row(
             id: "P8", measure: "cold start: open a 20-key store and read a key",
-            ours: format(nanoseconds: median(samples)),
-            comparison: "DataStore users report 30–150 ms", ratio: nil, target: "≤ 1 ms",
-            met: median(samples) <= 1_000_000, detail: ["ours_ns": median(samples)])
+            ours: format(nanoseconds: median(ours)),
+            comparison:
+                "Data(contentsOf:) + JSONDecoder of the same 20 fields \(format(nanoseconds: median(foundation)))",
+            ratio: ratio, target: "≤ 1.5× Foundation", met: ratio <= 1.5,
+            detail: ["ours_ns": median(ours), "foundation_ns": median(foundation)])
     }
+
+    /// Opens `count` fresh 20-key stores and reads a key from each, for a
+    /// profiler (`--profile-cold N`); the files are written first.
+    func profileColdStart(count: Int) async throws {
+        var urls: [URL] = []
+        for index in 0..<count {
+            let url = file("profile-\(index).json")
+            try await seed(url, twentyValues())
+            urls.append(url)
+        }
+        FileHandle.standardError.write(Data("opening \(count) stores\n".utf8))
+        let elapsed = try await timeAsync {
+            for url in urls {
+                let store = try await PreferencesStore(fileURL: url)
+                precondition(store[.benchFlag])
+            }
+        }
+        FileHandle.standardError.write(
+            Data("\(format(nanoseconds: elapsed / Double(count))) per open\n".utf8))
+    }
+}
+
+/// The store file of `twentyValues()` as a `Decodable` struct: what a
+/// hand-rolled JSON settings file decodes into.
+struct TwentyFieldFile: Decodable {
+    struct Fields: Decodable {
+        let key_0, key_1, key_2, key_3, key_4, key_5, key_6, key_7, key_8, key_9: String
+        let key_10, key_11, key_12, key_13, key_14, key_15, key_16, key_17, key_18: String
+        let flag: Bool
+    }
+    let format: Int
+    let values: Fields
 }
 
 /// Reads lines from a pipe.

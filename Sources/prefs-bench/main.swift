@@ -2,7 +2,9 @@
 // hand-rolled JSONEncoder + atomic write, and the durable-replace floor, in
 // one run, as ratios (SPEC §9).
 //
-//   swift run -c release prefs-bench [--quick] [--json]
+//   swift run -c release prefs-bench [--quick] [--json] [--only P2,P3]
+//   swift run -c release prefs-bench --scaling [--chart scaling.svg]
+//   swift run -c release prefs-bench --profile-cold 2000   (for a profiler)
 import Foundation
 import Preferences
 
@@ -22,7 +24,7 @@ if arguments.first == "--writer" {
 }
 
 if arguments.contains("--help") {
-    print("usage: prefs-bench [--quick] [--json]")
+    print("usage: prefs-bench [--quick] [--json] [--only P2,P3,...] [--scaling [--chart FILE]]")
     exit(0)
 }
 
@@ -44,16 +46,43 @@ var rows: [Row] = []
         FileHandle.standardError.write(Data("  \(row.id) \(row.measure): \(row.ours)\n".utf8))
     }
 }
-report(try await cases.cachedRead())
-let (setRow, oneSet) = try await cases.durableSet()
-report(setRow)
-report(try await cases.concurrentSets(oneSet: oneSet))
-report(try await cases.openBigStore())
-report(
-    try await cases.changeDelivery(benchPath: URL(fileURLWithPath: CommandLine.arguments[0]).path))
-report(try await cases.memory())
-report(try await cases.importProperties())
-report(try await cases.coldStart())
+if let position = arguments.firstIndex(of: "--profile-cold") {
+    let count =
+        arguments.indices.contains(position + 1) ? Int(arguments[position + 1]) ?? 1000 : 1000
+    try await cases.profileColdStart(count: count)
+    exit(0)
+}
+
+if arguments.contains("--scaling") {
+    let chart = arguments.firstIndex(of: "--chart").flatMap {
+        arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil
+    }
+    try await Scaling(cases: cases).run(chartPath: chart ?? "scaling.svg", json: json)
+    exit(0)
+}
+
+// `--only P3,P4` runs some rows (P3 measures P2 first, as its reference).
+let only: Set<String>? = arguments.firstIndex(of: "--only").flatMap { position in
+    arguments.indices.contains(position + 1)
+        ? Set(arguments[position + 1].split(separator: ",").map(String.init)) : nil
+}
+func selected(_ id: String) -> Bool { only?.contains(id) ?? true }
+
+if selected("P1") { report(try await cases.cachedRead()) }
+if selected("P2") || selected("P3") {
+    let (setRow, oneSet) = try await cases.durableSet()
+    if selected("P2") { report(setRow) }
+    if selected("P3") { report(try await cases.concurrentSets(oneSet: oneSet)) }
+}
+if selected("P4") { report(try await cases.openBigStore()) }
+if selected("P5") {
+    report(
+        try await cases.changeDelivery(
+            benchPath: URL(fileURLWithPath: CommandLine.arguments[0]).path))
+}
+if selected("P6") { report(try await cases.memory()) }
+if selected("P7") { report(try await cases.importProperties()) }
+if selected("P8") { report(try await cases.coldStart()) }
 
 if json {
     let encoder = JSONEncoder()

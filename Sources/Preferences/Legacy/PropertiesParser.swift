@@ -16,19 +16,22 @@ enum PropertiesParser {
         -> [String: PreferenceValue]
     {
         let text = try decode(bytes, encoding: encoding, file: file)
-        var reader = LineReader(text: text)
-        var result: [String: PreferenceValue] = [:]
-        // Buffers reused from line to line: a large file costs few allocations.
-        var line = LogicalLine()
-        var scratch = Scratch()
-        while reader.readLine(into: &line) {
-            let (keyEnd, valueStart) = split(line.units)
-            let key = try unescape(line, 0..<keyEnd, text: text, file: file, scratch: &scratch)
-            let value = try unescape(
-                line, valueStart..<line.units.count, text: text, file: file, scratch: &scratch)
-            result[key] = .string(value)
+        return try text.units.withUnsafeBufferPointer { units in
+            var reader = LineReader(units: units)
+            var result: [String: PreferenceValue] = [:]
+            // About one entry a line: sized once rather than grown step by step.
+            result.reserveCapacity(units.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) })
+            // The line's buffers are reused: a large file costs few allocations.
+            var line = LogicalLine()
+            while reader.readLine(into: &line) {
+                let (keyEnd, valueStart) = split(line.units)
+                let key = try unescape(line, 0..<keyEnd, text: text, file: file)
+                let value = try unescape(
+                    line, valueStart..<line.units.count, text: text, file: file)
+                result[key] = .string(value)
+            }
+            return result
         }
-        return result
     }
 
     // MARK: - Decoding
@@ -67,34 +70,49 @@ enum PropertiesParser {
     private static func decode(_ bytes: [UInt8], encoding: PropertiesEncoding, file: String)
         throws -> DecodedText
     {
-        var text = DecodedText()
-        text.units.reserveCapacity(bytes.count)
-        switch encoding {
-        case .iso8859_1:
-            for byte in bytes { text.units.append(UInt16(byte)) }
-        case .utf8:
-            var index = 0
-            while index < bytes.count {
-                let first = bytes[index]
-                if first < 0x80 {
-                    text.units.append(UInt16(first))
-                    index += 1
-                    continue
+        // A byte gives at most one unit (four bytes, two), so the units are
+        // written straight into storage of the bytes' count.
+        var invalidAt: Int?
+        let units = [UInt16](unsafeUninitializedCapacity: bytes.count) { units, written in
+            bytes.withUnsafeBufferPointer { bytes in
+                switch encoding {
+                case .iso8859_1:
+                    for (index, byte) in bytes.enumerated() { units[index] = UInt16(byte) }
+                    written = bytes.count
+                case .utf8:
+                    var index = 0
+                    while index < bytes.count {
+                        let first = bytes[index]
+                        if first < 0x80 {
+                            units[written] = UInt16(first)
+                            written += 1
+                            index += 1
+                            continue
+                        }
+                        guard let (scalar, length) = decodeUTF8(bytes, at: index) else {
+                            invalidAt = index
+                            return
+                        }
+                        if scalar >= 0x10000 {
+                            let value = scalar - 0x10000
+                            units[written] = UInt16(0xD800 + (value >> 10))
+                            units[written + 1] = UInt16(0xDC00 + (value & 0x3FF))
+                            written += 2
+                        } else {
+                            units[written] = UInt16(scalar)
+                            written += 1
+                        }
+                        index += length
+                    }
                 }
-                guard let (scalar, length) = decodeUTF8(bytes, at: index) else {
-                    throw PreferencesError.legacyFormat(
-                        file: file, line: text.position(of: text.units.count).line, column: nil,
-                        reason: "invalid UTF-8 at byte offset \(index)")
-                }
-                if scalar >= 0x10000 {
-                    let value = scalar - 0x10000
-                    text.units.append(UInt16(0xD800 + (value >> 10)))
-                    text.units.append(UInt16(0xDC00 + (value & 0x3FF)))
-                } else {
-                    text.units.append(UInt16(scalar))
-                }
-                index += length
             }
+        }
+        let text = DecodedText(units: units)
+        if let invalidAt {
+            // The units decoded so far end where the bad byte is.
+            throw PreferencesError.legacyFormat(
+                file: file, line: text.position(of: units.count).line, column: nil,
+                reason: "invalid UTF-8 at byte offset \(invalidAt)")
         }
         return text
     }
@@ -102,6 +120,10 @@ enum PropertiesParser {
     /// Decodes one well-formed UTF-8 sequence (no overlong forms, surrogates
     /// or values beyond U+10FFFF), or returns nil.
     static func decodeUTF8(_ bytes: [UInt8], at index: Int) -> (UInt32, Int)? {
+        bytes.withUnsafeBufferPointer { decodeUTF8($0, at: index) }
+    }
+
+    static func decodeUTF8(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> (UInt32, Int)? {
         let first = bytes[index]
         if first < 0x80 { return (UInt32(first), 1) }
         let length: Int
@@ -130,21 +152,40 @@ enum PropertiesParser {
 
     // MARK: - Logical lines
 
-    /// One logical line: its code units, each with its offset in the text
-    /// (for error positions).
+    /// One logical line: its code units, and where each run of them (one
+    /// physical line's part) came from in the text, for error positions.
     struct LogicalLine {
         var units: [UInt16] = []
-        var origins: [Int32] = []
+        /// (index in `units` where the run starts, its offset in the text).
+        var runs: [(start: Int, origin: Int)] = []
+
+        mutating func removeAll() {
+            units.removeAll(keepingCapacity: true)
+            runs.removeAll(keepingCapacity: true)
+        }
+
+        mutating func append(_ text: UnsafeBufferPointer<UInt16>, _ range: Range<Int>) {
+            runs.append((units.count, range.lowerBound))
+            units.append(contentsOf: UnsafeBufferPointer(rebasing: text[range]))
+        }
+
+        mutating func removeLast() { units.removeLast() }
+
+        /// The offset in the text of the unit at `index`.
+        func origin(of index: Int) -> Int {
+            let run = runs.last { $0.start <= index } ?? (0, 0)
+            return run.origin + index - run.start
+        }
     }
 
     /// JDK 17's `Properties.LineReader`: joins continued lines, drops
     /// comments and blank lines.
     struct LineReader {
-        let text: DecodedText
+        let units: UnsafeBufferPointer<UInt16>
         var offset = 0
         var skipLF = false
 
-        init(text: DecodedText) { self.text = text }
+        init(units: UnsafeBufferPointer<UInt16>) { self.units = units }
 
         private static let space: UInt16 = 0x20
         private static let tab: UInt16 = 0x09
@@ -156,12 +197,10 @@ enum PropertiesParser {
         /// Reads the next logical line into `line` (its buffers are reused);
         /// false at the end of the text.
         mutating func readLine(into line: inout LogicalLine) -> Bool {
-            line.units.removeAll(keepingCapacity: true)
-            line.origins.removeAll(keepingCapacity: true)
+            line.removeAll()
             var skipWhiteSpace = true
             var appendedLineBegin = false
             var precedingBackslash = false
-            let units = text.units
             while true {
                 guard offset < units.count else {
                     // End of input: the logical line ends; a dangling
@@ -197,9 +236,23 @@ enum PropertiesParser {
                     continue
                 }
                 if char != Self.newline && char != Self.carriageReturn {
-                    line.units.append(char)
-                    line.origins.append(Int32(truncatingIfNeeded: position))
-                    precedingBackslash = char == Self.backslash ? !precedingBackslash : false
+                    // The rest of the physical line joins the logical line in
+                    // one piece. A run always starts with no backslash before
+                    // it, so whether its end is escaped depends on the run's
+                    // own trailing backslashes.
+                    var end = offset
+                    while end < units.count && units[end] != Self.newline
+                        && units[end] != Self.carriageReturn
+                    {
+                        end += 1
+                    }
+                    line.append(units, position..<end)
+                    var trailing = end
+                    while trailing > position && units[trailing - 1] == Self.backslash {
+                        trailing -= 1
+                    }
+                    precedingBackslash = (end - trailing) % 2 == 1
+                    offset = end
                     continue
                 }
                 if line.units.isEmpty {
@@ -255,113 +308,131 @@ enum PropertiesParser {
         return (keyEnd, valueStart)
     }
 
-    /// `Properties.loadConvert`: decodes the escapes of one key or value.
-    /// Buffers for ``unescape(_:_:text:file:scratch:)``, reused between calls.
-    struct Scratch {
-        var units: [UInt16] = []
-        var bytes: [UInt8] = []
-    }
-
+    /// `Properties.loadConvert`: decodes the escapes of one key or value,
+    /// writing UTF-8 straight into the new string. A `\uXXXX` escape gives
+    /// one UTF-16 code unit, so two of them (or an escape and a literal) can
+    /// form a surrogate pair; a lone surrogate becomes U+FFFD.
     private static func unescape(
-        _ line: LogicalLine, _ range: Range<Int>, text: DecodedText, file: String,
-        scratch: inout Scratch
+        _ line: LogicalLine, _ range: Range<Int>, text: DecodedText, file: String
     ) throws -> String {
-        scratch.units.removeAll(keepingCapacity: true)
-        // Plain ASCII without escapes, the common case, goes straight to a string.
-        var plain = true
-        for index in range where line.units[index] >= 0x80 || line.units[index] == 0x5C {
-            plain = false
-            break
-        }
-        if plain {
-            scratch.bytes.removeAll(keepingCapacity: true)
-            for index in range {
-                scratch.bytes.append(UInt8(truncatingIfNeeded: line.units[index]))
-            }
-            return String(decoding: scratch.bytes, as: UTF8.self)
-        }
-        var out = scratch.units
-        scratch.units = []
-        defer { scratch.units = out }
-        var index = range.lowerBound
-        while index < range.upperBound {
-            var char = line.units[index]
-            index += 1
-            guard char == 0x5C else {
-                out.append(char)
-                continue
-            }
-            // A backslash cannot end a key or value (the line reader and the
-            // split keep backslash runs even), but be safe: drop it.
-            guard index < range.upperBound else { break }
-            let escapeStart = index - 1
-            char = line.units[index]
-            index += 1
-            switch char {
-            case 0x75:  // u
-                var value: UInt16 = 0
-                for _ in 0..<4 {
-                    guard index < range.upperBound, let digit = hexValue(line.units[index]) else {
-                        let shown = String(
-                            decoding: line.units[
-                                escapeStart..<min(escapeStart + 6, range.upperBound)],
-                            as: UTF16.self)
-                        let place = text.position(of: Int(line.origins[escapeStart]))
-                        throw PreferencesError.legacyFormat(
-                            file: file, line: place.line, column: place.column,
-                            reason: "malformed \\uxxxx escape '\(shown)' (need four hex digits)")
+        try line.units.withUnsafeBufferPointer { units in
+            // Plain ASCII without escapes, the common case, is copied as is.
+            if !units[range].contains(where: { $0 >= 0x80 || $0 == 0x5C }) {
+                return String(unsafeUninitializedCapacity: range.count) { bytes in
+                    for (position, index) in range.enumerated() {
+                        bytes[position] = UInt8(truncatingIfNeeded: units[index])
                     }
-                    value = value << 4 | digit
-                    index += 1
+                    return range.count
                 }
-                out.append(value)
-            case 0x74: out.append(0x09)  // t
-            case 0x72: out.append(0x0D)  // r
-            case 0x6E: out.append(0x0A)  // n
-            case 0x66: out.append(0x0C)  // f
-            default: out.append(char)
+            }
+            // Each unit gives at most three bytes (a pair, two units, four).
+            return try String(unsafeUninitializedCapacity: range.count * 3) { bytes in
+                var encoder = UTF8Writer(bytes: bytes)
+                var index = range.lowerBound
+                while index < range.upperBound {
+                    var char = units[index]
+                    index += 1
+                    guard char == 0x5C else {
+                        encoder.write(char)
+                        continue
+                    }
+                    // A backslash cannot end a key or value (the line reader and
+                    // the split keep backslash runs even), but be safe: drop it.
+                    guard index < range.upperBound else { break }
+                    let escapeStart = index - 1
+                    char = units[index]
+                    index += 1
+                    switch char {
+                    case 0x75:  // u
+                        var value: UInt16 = 0
+                        for _ in 0..<4 {
+                            guard index < range.upperBound, let digit = hexValue(units[index])
+                            else {
+                                let shown = String(
+                                    decoding: units[
+                                        escapeStart..<min(escapeStart + 6, range.upperBound)],
+                                    as: UTF16.self)
+                                let place = text.position(of: line.origin(of: escapeStart))
+                                throw PreferencesError.legacyFormat(
+                                    file: file, line: place.line, column: place.column,
+                                    reason:
+                                        "malformed \\uxxxx escape '\(shown)' (need four hex digits)"
+                                )
+                            }
+                            value = value << 4 | digit
+                            index += 1
+                        }
+                        encoder.write(value)
+                    case 0x74: encoder.write(0x09)  // t
+                    case 0x72: encoder.write(0x0D)  // r
+                    case 0x6E: encoder.write(0x0A)  // n
+                    case 0x66: encoder.write(0x0C)  // f
+                    default: encoder.write(char)
+                    }
+                }
+                return encoder.finish()
             }
         }
-        return string(fromUTF16: out, buffer: &scratch.bytes)
     }
 
-    /// A string from UTF-16 code units, lone surrogates as U+FFFD, going
-    /// through UTF-8 (the standard library's fast path).
-    static func string(fromUTF16 units: [UInt16], buffer bytes: inout [UInt8]) -> String {
-        bytes.removeAll(keepingCapacity: true)
-        var index = 0
-        while index < units.count {
-            let unit = units[index]
-            index += 1
-            var scalar = UInt32(unit)
-            if unit < 0x80 {
-                bytes.append(UInt8(unit))
-                continue
+    /// UTF-16 code units in, UTF-8 out; lone surrogates as U+FFFD.
+    struct UTF8Writer {
+        let bytes: UnsafeMutableBufferPointer<UInt8>
+        var count = 0
+        var pendingHigh: UInt16?
+
+        init(bytes: UnsafeMutableBufferPointer<UInt8>) { self.bytes = bytes }
+
+        mutating func write(_ unit: UInt16) {
+            if let high = pendingHigh {
+                pendingHigh = nil
+                if (0xDC00..<0xE000).contains(unit) {
+                    put(0x10000 + ((UInt32(high) - 0xD800) << 10) + (UInt32(unit) - 0xDC00))
+                    return
+                }
+                put(0xFFFD)
             }
-            if (0xD800..<0xDC00).contains(unit), index < units.count,
-                (0xDC00..<0xE000).contains(units[index])
-            {
-                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (UInt32(units[index]) - 0xDC00)
-                index += 1
-            } else if (0xD800..<0xE000).contains(unit) {
-                scalar = 0xFFFD
-            }
-            switch scalar {
-            case 0..<0x800:
-                bytes.append(UInt8(0xC0 | scalar >> 6))
-                bytes.append(UInt8(0x80 | scalar & 0x3F))
-            case 0x800..<0x10000:
-                bytes.append(UInt8(0xE0 | scalar >> 12))
-                bytes.append(UInt8(0x80 | (scalar >> 6) & 0x3F))
-                bytes.append(UInt8(0x80 | scalar & 0x3F))
-            default:
-                bytes.append(UInt8(0xF0 | scalar >> 18))
-                bytes.append(UInt8(0x80 | (scalar >> 12) & 0x3F))
-                bytes.append(UInt8(0x80 | (scalar >> 6) & 0x3F))
-                bytes.append(UInt8(0x80 | scalar & 0x3F))
+            switch unit {
+            case 0..<0x80:
+                bytes[count] = UInt8(unit)
+                count += 1
+            case 0xD800..<0xDC00: pendingHigh = unit
+            case 0xDC00..<0xE000: put(0xFFFD)
+            default: put(UInt32(unit))
             }
         }
-        return String(decoding: bytes, as: UTF8.self)
+
+        /// The byte count, after a final lone surrogate.
+        mutating func finish() -> Int {
+            if pendingHigh != nil {
+                pendingHigh = nil
+                put(0xFFFD)
+            }
+            return count
+        }
+
+        private mutating func put(_ scalar: UInt32) {
+            switch scalar {
+            case 0..<0x80:
+                bytes[count] = UInt8(scalar)
+                count += 1
+            case 0x80..<0x800:
+                bytes[count] = UInt8(0xC0 | scalar >> 6)
+                bytes[count + 1] = UInt8(0x80 | scalar & 0x3F)
+                count += 2
+            case 0x800..<0x10000:
+                bytes[count] = UInt8(0xE0 | scalar >> 12)
+                bytes[count + 1] = UInt8(0x80 | (scalar >> 6) & 0x3F)
+                bytes[count + 2] = UInt8(0x80 | scalar & 0x3F)
+                count += 3
+            default:
+                bytes[count] = UInt8(0xF0 | scalar >> 18)
+                bytes[count + 1] = UInt8(0x80 | (scalar >> 12) & 0x3F)
+                bytes[count + 2] = UInt8(0x80 | (scalar >> 6) & 0x3F)
+                bytes[count + 3] = UInt8(0x80 | scalar & 0x3F)
+                count += 4
+            }
+        }
     }
 
     private static func hexValue(_ unit: UInt16) -> UInt16? {
@@ -371,12 +442,5 @@ enum PropertiesParser {
         case 0x61...0x66: unit - 0x61 + 10
         default: nil
         }
-    }
-}
-
-extension PropertiesParser.LogicalLine {
-    fileprivate mutating func removeLast() {
-        units.removeLast()
-        origins.removeLast()
     }
 }

@@ -151,12 +151,15 @@ enum Platform {
             throw PreferencesError.corrupted(
                 file: path, reason: "file is \(info.size) bytes, over the limit of \(limit) bytes")
         }
+        // One chunk of the file's size plus one byte (not zero-filled): a
+        // file that did not grow since `fstat` is read in one call.
         var bytes = [UInt8]()
-        var capacity = max(Int(info.size) + 1, 4096)
+        bytes.reserveCapacity(Int(info.size) + 1)
+        let capacity = max(Int(info.size) + 1, 4096)
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 1)
+        defer { chunk.deallocate() }
         while true {
-            bytes.reserveCapacity(bytes.count + capacity)
-            var chunk = [UInt8](repeating: 0, count: capacity)
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, capacity) }
+            let count = read(descriptor, chunk.baseAddress, capacity)
             if count < 0 {
                 if errno == EINTR { continue }
                 throw ioError("read", path)
@@ -167,7 +170,8 @@ enum Platform {
                 throw PreferencesError.corrupted(
                     file: path, reason: "file is over the limit of \(limit) bytes")
             }
-            capacity = 65536
+            // A regular file returns less than asked for only at its end.
+            if count < capacity { break }
         }
         return (bytes, info)
     }
@@ -315,13 +319,14 @@ enum Platform {
     }
 
     static func parentDirectory(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
+        // On the UTF-8 view: a byte search, not a search by characters.
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
         if slash == path.startIndex { return "/" }
         return String(path[..<slash])
     }
 
     static func lastComponent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return path }
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
         return String(path[path.index(after: slash)...])
     }
 
