@@ -186,7 +186,8 @@ final class EtcdClient: Sendable {
         let payload = try JSONSerialization.data(withJSONObject: [
             "name": credentials.user, "password": credentials.password,
         ])
-        switch send("/v3/auth/authenticate", payload, to: endpoint, token: nil, deadline: deadline) {
+        switch send("/v3/auth/authenticate", payload, to: endpoint, token: nil, deadline: deadline)
+        {
         case .transport(let message, _):
             throw EndpointFailure(message: message)
         case .reply(let status, let json):
@@ -254,7 +255,8 @@ final class EtcdClient: Sendable {
         let json = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
         if http.statusCode == 200 && json == nil {
             return .reply(
-                status: 502, json: ["error": "not JSON: \(String(decoding: body.prefix(200), as: UTF8.self))"])
+                status: 502,
+                json: ["error": "not JSON: \(String(decoding: body.prefix(200), as: UTF8.self))"])
         }
         return .reply(status: http.statusCode, json: json ?? [:])
     }

@@ -99,7 +99,8 @@ public struct EtcdCredentials: Sendable, Equatable {
             if let passwordFile {
                 throw PreferencesError.invalidValue(
                     key: "PREFS_ETCD_USER",
-                    reason: "a password file (\(passwordFile)) needs the user name in $PREFS_ETCD_USER")
+                    reason:
+                        "a password file (\(passwordFile)) needs the user name in $PREFS_ETCD_USER")
             }
             return nil
         }
@@ -120,7 +121,8 @@ public struct EtcdCredentials: Sendable, Equatable {
             throw PreferencesError.invalidValue(
                 key: "PREFS_ETCD_USER",
                 reason:
-                    "user '\(user)' needs a password: set $PREFS_ETCD_PASSWORD or give a password file")
+                    "user '\(user)' needs a password: set $PREFS_ETCD_PASSWORD or give a password file"
+            )
         }
         return EtcdCredentials(user: user, password: password)
     }

@@ -138,8 +138,8 @@ public final class EtcdStorage: PreferencesStorage {
     /// The current revision: from a running watch when there is one,
     /// else from etcd (the key's metadata, not its value).
     public func currentRevision() throws -> StorageRevision {
-        if let current = known.withLock({ $0.liveWatches > 0 && $0.number >= 0 ? $0.revision : nil })
-        {
+        if let current = known.withLock({ $0.liveWatches > 0 && $0.number >= 0 ? $0.revision : nil }
+        ) {
             return current
         }
         let reply = try client.call(

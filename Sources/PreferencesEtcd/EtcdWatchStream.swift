@@ -137,8 +137,9 @@ final class EtcdWatchStream: NSObject, URLSessionDataDelegate, StorageWatch, @un
         }
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?)
-    {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?
+    ) {
         guard task === self.task else { return }
         endStream()
         retryLater()
