@@ -1,5 +1,6 @@
 import Foundation
 import Preferences
+import PreferencesEtcd
 
 /// One run of one command: the parsed invocation, the resolved store file,
 /// and the output.
@@ -7,6 +8,9 @@ struct CommandContext: Sendable {
     let invocation: Invocation
     let command: CommandSpec
     let fileURL: URL
+    /// The etcd cluster and key, with `--etcd` or `$PREFS_ETCD_ENDPOINTS`;
+    /// then `fileURL` is the key as a path, for messages.
+    let etcd: (configuration: EtcdConfiguration, key: String)?
     /// The key manifest given with `--manifest`, if any.
     let manifest: PreferencesManifest?
     let output: ToolOutput
@@ -23,7 +27,10 @@ struct CommandContext: Sendable {
         manifest = try invocation.value("--manifest").map { path in
             try PreferencesManifest.load(from: URL(fileURLWithPath: path))
         }
-        if let file = invocation.value("--file") {
+        etcd = try Self.etcdTarget(invocation, environment: tool.environment, command: command)
+        if let etcd {
+            fileURL = URL(fileURLWithPath: etcd.key)
+        } else if let file = invocation.value("--file") {
             guard invocation.value("--suite") == nil else {
                 throw CommandFailure.usage("use either --file or --suite, not both", usage: command)
             }
@@ -52,7 +59,50 @@ struct CommandContext: Sendable {
 
     /// Opens the store; a corrupt file is an error, never reset.
     func openStore() async throws -> PreferencesStore {
-        try await PreferencesStore(fileURL: fileURL, corruption: .fail)
+        if let etcd {
+            return try await PreferencesStore(
+                etcd: etcd.configuration, key: etcd.key, corruption: .fail)
+        }
+        return try await PreferencesStore(fileURL: fileURL, corruption: .fail)
+    }
+
+    /// The etcd cluster and key when `--etcd` (or `$PREFS_ETCD_ENDPOINTS`
+    /// without `--file`) selects one: `--key`, else `/prefs/` and the suite.
+    private static func etcdTarget(
+        _ invocation: Invocation, environment: [String: String], command: CommandSpec
+    ) throws -> (configuration: EtcdConfiguration, key: String)? {
+        let given = invocation.value("--etcd")
+        let endpoints =
+            given ?? (invocation.value("--file") == nil ? environment["PREFS_ETCD_ENDPOINTS"] : nil)
+        guard let endpoints, !endpoints.isEmpty || given != nil else {
+            if invocation.value("--key") != nil {
+                throw CommandFailure.usage("--key needs --etcd ENDPOINTS", usage: command)
+            }
+            return nil
+        }
+        if invocation.value("--file") != nil {
+            throw CommandFailure.usage("use either --file or --etcd, not both", usage: command)
+        }
+        if invocation.value("--key") != nil && invocation.value("--suite") != nil {
+            throw CommandFailure.usage("use either --key or --suite, not both", usage: command)
+        }
+        let configuration: EtcdConfiguration
+        do {
+            configuration = try EtcdConfiguration(
+                endpoints: endpoints,
+                credentials: EtcdCredentials.fromEnvironment(
+                    environment, passwordFile: invocation.value("--etcd-password-file")))
+        } catch PreferencesError.invalidValue(let what, let reason) {
+            throw CommandFailure.usage("\(what): \(reason)", usage: command)
+        }
+        if let key = invocation.value("--key") {
+            guard !key.isEmpty else {
+                throw CommandFailure.usage("--key needs a key", usage: command)
+            }
+            return (configuration, key)
+        }
+        let suite = invocation.value("--suite") ?? PreferencesLocation.defaultSuite
+        return (configuration, try EtcdStorage.key(forSuite: suite))
     }
 
     func runCommand() async throws {
@@ -66,7 +116,7 @@ struct CommandContext: Sendable {
         case "export": try await ExportCommand.run(self)
         case "watch": try await WatchCommand.run(self)
         case "check": try await CheckCommand.run(self)
-        case "path": output.print(fileURL.path)
+        case "path": output.print(etcd?.key ?? fileURL.path)
         default: throw CommandFailure.usage("unknown command '\(command.name)'", usage: nil)
         }
     }
