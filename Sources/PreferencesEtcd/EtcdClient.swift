@@ -2,10 +2,6 @@ import Dispatch
 import Foundation
 import Preferences
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -16,11 +12,11 @@ import Preferences
 /// endpoints, with authentication.
 ///
 /// - **Blocking bridge.** The storage seam is synchronous and is called on
-///   a store's serial dispatch queue, so a call starts a `URLSession` data
-///   task with a completion handler and blocks the calling thread on a
-///   `DispatchSemaphore` until it completes (bounded by the timeout). The
-///   completion runs on the session's own delegate queue, so nothing waits
-///   for the thread that blocks. Call it from a dispatch queue or a thread of
+///   a store's serial dispatch queue, so a call blocks the calling thread
+///   until the answer comes or the deadline passes: on a socket with `poll`
+///   for `http://` endpoints (``SocketTransport``), on a `DispatchSemaphore`
+///   that a `URLSession` completion handler signals for `https://`
+///   (``URLSessionTransport``). Call it from a dispatch queue or a thread of
 ///   your own, never from Swift's cooperative pool.
 /// - **Failover.** A call goes to the endpoint that answered last; when it
 ///   cannot connect, times out, answers 5xx, or says the cluster has no
@@ -41,7 +37,8 @@ final class EtcdClient: Sendable {
     let configuration: EtcdConfiguration
     /// The data key, for messages.
     let subject: String
-    private let session: URLSession
+    private let plainTransport = SocketTransport()
+    private let secureTransport: URLSessionTransport
     private let shared = Protected(Shared())
 
     private struct Shared {
@@ -59,14 +56,8 @@ final class EtcdClient: Sendable {
     init(configuration: EtcdConfiguration, subject: String) {
         self.configuration = configuration
         self.subject = subject
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.timeoutIntervalForRequest = configuration.timeout
-        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        sessionConfiguration.urlCache = nil
-        session = URLSession(configuration: sessionConfiguration)
+        secureTransport = URLSessionTransport(timeout: configuration.timeout)
     }
-
-    deinit { session.finishTasksAndInvalidate() }
 
     /// The endpoint that answered last.
     var currentEndpoint: URL {
@@ -115,7 +106,7 @@ final class EtcdClient: Sendable {
                 let pause = min(0.05 * Double(1 << min(step / endpoints.count - 1, 4)), remaining)
                 Thread.sleep(forTimeInterval: pause)
             }
-            let answer: Answer
+            let answer: EtcdAnswer
             do {
                 let token = try signIn(at: endpoint, deadline: deadline)
                 answer = send(path, payload, to: endpoint, token: token, deadline: deadline)
@@ -211,71 +202,16 @@ final class EtcdClient: Sendable {
 
     // MARK: One request
 
-    enum Answer {
-        /// The server answered (any status), with its JSON body.
-        case reply(status: Int, json: [String: Any])
-        /// No answer; `sent` is false when the request surely never reached a server.
-        case transport(message: String, sent: Bool)
+    /// The transport for an endpoint: sockets for `http`, `URLSession` for `https`.
+    func transport(for endpoint: URL) -> any EtcdTransport {
+        endpoint.scheme?.lowercased() == "https" ? secureTransport : plainTransport
     }
 
     /// Sends one request to one endpoint and waits (blocking) for the answer.
     func send(
         _ path: String, _ payload: Data, to endpoint: URL, token: String?, deadline: DispatchTime
-    ) -> Answer {
-        let remaining = Self.seconds(from: .now(), to: deadline)
-        guard remaining > 0 else { return .transport(message: "timed out", sent: false) }
-        var request = URLRequest(url: endpoint.appendingPathComponent(path))
-        request.httpMethod = "POST"
-        request.httpBody = payload
-        request.timeoutInterval = remaining
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        if let token { request.setValue(token, forHTTPHeaderField: "Authorization") }
-        let done = DispatchSemaphore(value: 0)
-        let result = Protected<(Data?, URLResponse?, (any Error)?)?>(nil)
-        let task = session.dataTask(with: request) { data, response, error in
-            result.withLock { $0 = (data, response, error) }
-            done.signal()
-        }
-        task.resume()
-        if done.wait(timeout: deadline + 0.5) == .timedOut {
-            task.cancel()
-            _ = done.wait(timeout: .now() + 2)
-            return .transport(message: "timed out", sent: true)
-        }
-        guard let (data, response, error) = result.withLock({ $0 }) else {
-            return .transport(message: "no answer", sent: true)
-        }
-        if let error {
-            return Self.transportAnswer(error)
-        }
-        guard let http = response as? HTTPURLResponse else {
-            return .transport(message: "not an HTTP answer", sent: true)
-        }
-        let body = data ?? Data()
-        let json = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
-        if http.statusCode == 200 && json == nil {
-            return .reply(
-                status: 502,
-                json: ["error": "not JSON: \(String(decoding: body.prefix(200), as: UTF8.self))"])
-        }
-        return .reply(status: http.statusCode, json: json ?? [:])
-    }
-
-    static func transportAnswer(_ error: any Error) -> Answer {
-        let message = (error as NSError).localizedDescription
-        if let urlError = error as? URLError {
-            switch urlError.code {
-            case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet,
-                .secureConnectionFailed, .serverCertificateUntrusted,
-                .serverCertificateHasUnknownRoot, .serverCertificateHasBadDate,
-                .serverCertificateNotYetValid, .clientCertificateRejected,
-                .badURL, .unsupportedURL:
-                return .transport(message: message, sent: false)
-            default:
-                break
-            }
-        }
-        return .transport(message: message, sent: true)
+    ) -> EtcdAnswer {
+        transport(for: endpoint).send(path, payload, to: endpoint, token: token, deadline: deadline)
     }
 
     // MARK: Replies

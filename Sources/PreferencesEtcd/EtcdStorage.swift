@@ -22,14 +22,15 @@ import Preferences
 ///   its body as is, and a writer that loses the compare re-reads and
 ///   re-applies its edit (after a short random pause, so competing replicas
 ///   spread out), up to ``maxWriteAttempts`` times.
-/// - **Unknown outcomes (E4).** When a write was sent but no answer came
-///   (the member died, the leader changed), the backend looks at the key's
-///   history before anything else: the first change after the compared
-///   revision is either this write's bytes (it landed; the store is told so)
-///   or not (it did not; the edit is re-applied on the newer state), so an
-///   edit is never applied twice nor lost. One case is beyond telling apart:
-///   another writer storing byte-for-byte the same document first; it is
-///   then taken as this write.
+/// - **Unknown outcomes (E4).** Each write also stores a random write id
+///   in the sibling key `KEY.last-write`, in the same transaction. When a
+///   write was sent but no answer came (the member died, the leader
+///   changed), the backend looks at the history before anything else: the
+///   first change after the compared revision either carries this write's id
+///   (it landed; the store is told so) or not (it did not; the edit is
+///   re-applied on the newer state), so an edit is never applied twice nor
+///   lost — even when another replica wrote the very same bytes. (If that
+///   history is already compacted, the write fails with `.io` instead.)
 /// - **Corruption (S8).** A corrupt document is moved to the sibling key
 ///   `KEY.corrupt-<stamp>` in the same transaction that deletes `KEY`, and
 ///   only if `KEY` still has the revision that was found corrupt.
@@ -206,10 +207,23 @@ public final class EtcdStorage: PreferencesStorage {
         } else {
             return nil
         }
+        // The write's id goes to the sibling key in the same transaction, so
+        // a write whose answer was lost can be told from another writer's
+        // identical document (see `outcome(of:after:detail:)`).
+        let writeID = UUID().uuidString
         let body: [String: Any] = [
             "compare": [compare],
             "success": [
-                ["request_put": ["key": EtcdClient.base64(key), "value": EtcdClient.base64(bytes)]]
+                [
+                    "request_put": [
+                        "key": EtcdClient.base64(key), "value": EtcdClient.base64(bytes),
+                    ]
+                ],
+                [
+                    "request_put": [
+                        "key": EtcdClient.base64(writeIDKey), "value": EtcdClient.base64(writeID),
+                    ]
+                ],
             ],
             "failure": [["request_range": ["key": EtcdClient.base64(key)]]],
         ]
@@ -218,7 +232,7 @@ public final class EtcdStorage: PreferencesStorage {
             do {
                 reply = try client.call("/v3/kv/txn", body, operation: "write", idempotent: false)
             } catch let unknown as EtcdClient.OutcomeUnknown {
-                switch try outcome(of: bytes, after: expected, detail: unknown.detail) {
+                switch try outcome(of: writeID, after: expected, detail: unknown.detail) {
                 case .landed(let revision):
                     known.withLock { $0.conflicts = 0 }
                     return revision
@@ -274,37 +288,41 @@ public final class EtcdStorage: PreferencesStorage {
         case notApplied
     }
 
-    /// Finds out whether a write of `bytes` comparing `expected`, whose
-    /// answer was lost, was applied: it was iff the first change to the key
-    /// after `expected` stored exactly `bytes`.
-    func outcome(of bytes: [UInt8], after expected: StorageRevision, detail: String) throws
+    /// Finds out whether the write `writeID` comparing `expected`, whose
+    /// answer was lost, was applied. A compare-and-swap write can only be
+    /// the first change to the key after `expected`; it was applied iff
+    /// that change also stored `writeID` in the sibling key.
+    func outcome(of writeID: String, after expected: StorageRevision, detail: String) throws
         -> Outcome
     {
         let (now, header) = try readWithHeader()
         if now.revision == expected { return .notApplied }
+        let first: Int64
         if expected == .absent {
-            // Created since: by this write iff the creating put holds these bytes.
+            // Created since: the creating put is the first change.
             guard now.bytes != nil else { return .notApplied }
-            let created = try createRevision()
-            guard let first = try read(atRevision: created, detail: detail) else {
-                return .superseded
+            first = try createRevision()
+        } else {
+            guard let base = Int64(expected.token) else { return .superseded }
+            // The smallest store revision at which the key no longer has `expected`.
+            var low = base + 1
+            var high = header
+            while low < high {
+                let middle = low + (high - low) / 2
+                let seen = try read(key, atRevision: middle, detail: detail)
+                if seen?.revision == expected { low = middle + 1 } else { high = middle }
             }
-            return first.bytes == bytes ? .landed(first.revision) : .superseded
+            first = low
         }
-        guard let base = Int64(expected.token) else { return .superseded }
-        // The smallest store revision at which the key no longer has `expected`.
-        var low = base + 1
-        var high = header
-        while low < high {
-            let middle = low + (high - low) / 2
-            let seen = try read(atRevision: middle, detail: detail)
-            if seen?.revision == expected { low = middle + 1 } else { high = middle }
-        }
-        guard let first = try read(atRevision: low, detail: detail),
-            first.revision == StorageRevision(String(low)), first.bytes == bytes
+        guard let id = try read(writeIDKey, atRevision: first, detail: detail),
+            id.revision == StorageRevision(String(first)), id.bytes == Array(writeID.utf8)
         else { return .superseded }
-        return .landed(first.revision)
+        return .landed(StorageRevision(String(first)))
     }
+
+    /// The sibling key that holds the id of the last write made through
+    /// this library (`KEY.last-write`).
+    var writeIDKey: String { key + ".last-write" }
 
     private func createRevision() throws -> Int64 {
         let reply = try client.call(
@@ -314,8 +332,10 @@ public final class EtcdStorage: PreferencesStorage {
         return EtcdClient.int64(kv?["create_revision"])
     }
 
-    /// The key as it was at store revision `revision`.
-    private func read(atRevision revision: Int64, detail: String) throws -> StoredContents? {
+    /// A key as it was at store revision `revision`.
+    private func read(_ key: String, atRevision revision: Int64, detail: String) throws
+        -> StoredContents?
+    {
         let reply: [String: Any]
         do {
             reply = try client.call(

@@ -2,31 +2,25 @@ import Dispatch
 import Foundation
 import Preferences
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// One streaming `POST /v3/watch` on a store's key (E3).
 ///
 /// The gateway answers with a chunked body of one JSON object per line:
 /// `created` first, then `events`, possibly `canceled` (with
-/// `compact_revision` when the start revision was compacted away). The
-/// stream has its own `URLSession` (so a long-lived watch never takes a
-/// connection from ordinary requests), with an idle timeout of a day: a
-/// quiet key is not a dead connection.
+/// `compact_revision` when the start revision was compacted away). Each
+/// (re)connection first reads the key and reports it, then watches from the
+/// read's revision + 1, so nothing between the two is missed. The stream
+/// has a connection of its own, never one that requests use.
 ///
-/// All of its state lives on one serial queue, which is also the session's
-/// delegate queue. Each (re)connection first reads the key and reports it,
-/// then watches from the read's revision + 1.
-final class EtcdWatchStream: NSObject, URLSessionDataDelegate, StorageWatch, @unchecked Sendable {
+/// All of its state lives on one serial queue.
+final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     private let storage: EtcdStorage
     private let onEvent: @Sendable (StorageWatchEvent) -> Void
     private let queue = DispatchQueue(label: "preferences.etcd.watch")
     private let cancelled = Protected(false)
     // The rest is touched only on `queue`.
-    private var session: URLSession?
-    private var task: URLSessionDataTask?
-    private var buffer = Data()
+    private var stream: (any EtcdLineStream)?
+    /// Tells the current stream's callbacks from late ones of an ended stream.
+    private var generation = 0
     private var live = false
     private var failures = 0
     private var reportedInterruption = false
@@ -34,32 +28,15 @@ final class EtcdWatchStream: NSObject, URLSessionDataDelegate, StorageWatch, @un
     init(storage: EtcdStorage, onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) {
         self.storage = storage
         self.onEvent = onEvent
-        super.init()
     }
 
     func start() {
-        let delegateQueue = OperationQueue()
-        delegateQueue.maxConcurrentOperationCount = 1
-        delegateQueue.underlyingQueue = queue
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 86_400
-        configuration.timeoutIntervalForResource = 86_400 * 365
-        configuration.urlCache = nil
-        queue.async {
-            self.session = URLSession(
-                configuration: configuration, delegate: self, delegateQueue: delegateQueue)
-            self.connect()
-        }
+        queue.async { self.connect() }
     }
 
     func cancel() {
         cancelled.withLock { $0 = true }
-        queue.async {
-            self.endStream()
-            // The session holds its delegate (this object) until invalidated.
-            self.session?.invalidateAndCancel()
-            self.session = nil
-        }
+        queue.async { self.endStream() }
     }
 
     private var isCancelled: Bool { cancelled.withLock { $0 } }
@@ -67,7 +44,7 @@ final class EtcdWatchStream: NSObject, URLSessionDataDelegate, StorageWatch, @un
     // MARK: Connecting (on `queue`)
 
     private func connect() {
-        guard !isCancelled, let session else { return }
+        guard !isCancelled else { return }
         let start: Int64
         do {
             let (contents, header) = try storage.readWithHeader()
@@ -91,19 +68,26 @@ final class EtcdWatchStream: NSObject, URLSessionDataDelegate, StorageWatch, @un
                 "key": EtcdClient.base64(storage.key), "start_revision": String(start),
             ]
         ]
-        var request = URLRequest(
-            url: storage.client.currentEndpoint.appendingPathComponent("/v3/watch"))
-        request.httpMethod = "POST"
-        request.httpBody = try? JSONSerialization.data(withJSONObject: body)
-        request.timeoutInterval = 86_400
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        if let token = storage.client.token {
-            request.setValue(token, forHTTPHeaderField: "Authorization")
-        }
-        buffer = Data()
-        let task = session.dataTask(with: request)
-        self.task = task
-        task.resume()
+        guard let payload = try? JSONSerialization.data(withJSONObject: body) else { return }
+        generation += 1
+        let current = generation
+        let client = storage.client
+        let endpoint = client.currentEndpoint
+        stream = client.transport(for: endpoint).openStream(
+            "/v3/watch", payload, to: endpoint, token: client.token,
+            connectTimeout: storage.configuration.timeout,
+            onLine: { line in
+                self.queue.async {
+                    if current == self.generation { self.handle(line) }
+                }
+            },
+            onEnd: { _ in
+                self.queue.async {
+                    guard current == self.generation else { return }
+                    self.endStream()
+                    self.retryLater()
+                }
+            })
     }
 
     /// Reconnects after a pause that grows with each failure in a row (50 ms to 1 s).
@@ -116,34 +100,16 @@ final class EtcdWatchStream: NSObject, URLSessionDataDelegate, StorageWatch, @un
 
     /// Ends the current stream, if any.
     private func endStream() {
-        task?.cancel()
-        task = nil
+        generation += 1
+        stream?.cancel()
+        stream = nil
         if live {
             live = false
             storage.watchBecameLive(false)
         }
     }
 
-    // MARK: The stream (on `queue`, as the session's delegate)
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard dataTask === task else { return }
-        buffer.append(data)
-        while let newline = buffer.firstIndex(of: 0x0A) {
-            let line = buffer[buffer.startIndex..<newline]
-            buffer.removeSubrange(buffer.startIndex...newline)
-            guard dataTask === task else { return }
-            handle(line)
-        }
-    }
-
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?
-    ) {
-        guard task === self.task else { return }
-        endStream()
-        retryLater()
-    }
+    // MARK: The stream's lines (on `queue`)
 
     private func handle(_ line: Data) {
         guard let object = (try? JSONSerialization.jsonObject(with: line)) as? [String: Any] else {
@@ -151,7 +117,9 @@ final class EtcdWatchStream: NSObject, URLSessionDataDelegate, StorageWatch, @un
         }
         if let error = object["error"] {
             // An error ends the watch (an expired token, say): sign in and start again.
-            let message = (error as? [String: Any]).flatMap { EtcdClient.errorMessage($0) } ?? ""
+            let message =
+                (error as? [String: Any]).flatMap { EtcdClient.errorMessage($0) }
+                ?? (error as? String) ?? ""
             if EtcdClient.classify(message, status: 0) == .invalidToken {
                 storage.client.invalidateToken()
             }

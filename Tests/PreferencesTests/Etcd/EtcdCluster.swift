@@ -59,6 +59,8 @@ final class EtcdCluster: @unchecked Sendable {
 
     /// The longest a member process may live.
     static let lifetime = 300
+    /// Data directories and logs; in memory (/dev/shm) where there is one,
+    /// so members' fsyncs cost little.
     let directory: TemporaryDirectory
     private(set) var members: [Member]
     let token = "prefs-test-\(UUID().uuidString.prefix(8))"
@@ -67,7 +69,8 @@ final class EtcdCluster: @unchecked Sendable {
 
     /// Starts `size` members and waits (up to 20 s) until the cluster has a leader.
     init(size: Int = 1, extraArguments: [String] = []) throws {
-        directory = try TemporaryDirectory()
+        directory = try TemporaryDirectory(
+            in: FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : nil)
         self.extraArguments = extraArguments
         var ports = try Self.freePorts(2 * size)
         members = (0..<size).map { index in
