@@ -138,6 +138,12 @@ final class EtcdClient: Sendable {
                     }
                     lastSaid[index] = message
                     step += 1
+                case .invalidToken where configuration.credentials == nil:
+                    throw PreferencesError.io(
+                        operation: operation, path: subject, code: EACCES,
+                        message:
+                            "etcd at \(endpoint.absoluteString) requires a user (\(message)): set $PREFS_ETCD_USER with $PREFS_ETCD_PASSWORD or a password file"
+                    )
                 case .invalidToken, .other:
                     throw PreferencesError.io(
                         operation: operation, path: subject, code: EIO,

@@ -1,12 +1,9 @@
 import Dispatch
 import Foundation
 import Preferences
-import PreferencesEtcd
 import Testing
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
+@testable import PreferencesEtcd
 
 #if canImport(Glibc)
     import Glibc
@@ -219,6 +216,25 @@ final class EtcdCluster: @unchecked Sendable {
 
     // MARK: Status
 
+    /// A raw gateway call to member `index`: the HTTP status and the JSON
+    /// reply. (Through the backend's socket transport: `URLSession` on Linux
+    /// aborts the process when a server drops a connection mid-request.)
+    func post(
+        _ index: Int, _ path: String, _ body: [String: Any], token: String? = nil,
+        timeout: TimeInterval = 5
+    ) throws -> (status: Int, json: [String: Any]) {
+        let payload = try JSONSerialization.data(withJSONObject: body)
+        let answer = SocketTransport().send(
+            path, payload, to: members[index].clientURL, token: token,
+            deadline: .now() + timeout)
+        switch answer {
+        case .reply(let status, let json):
+            return (status, json)
+        case .transport(let message, _):
+            throw ClusterError(message: "\(path) on member \(index): \(message)")
+        }
+    }
+
     struct Status {
         let memberID: String
         let leader: String
@@ -226,28 +242,12 @@ final class EtcdCluster: @unchecked Sendable {
 
     /// `POST /v3/maintenance/status` on one member, or nil when it does not answer.
     func status(_ index: Int, timeout: TimeInterval = 1) -> Status? {
-        var request = URLRequest(
-            url: members[index].clientURL.appendingPathComponent("/v3/maintenance/status"))
-        request.httpMethod = "POST"
-        request.httpBody = Data("{}".utf8)
-        request.timeoutInterval = timeout
-        let done = DispatchSemaphore(value: 0)
-        let box = LockedBox<Status?>(nil)
-        let task = URLSession.shared.dataTask(with: request) { data, response, _ in
-            defer { done.signal() }
-            guard (response as? HTTPURLResponse)?.statusCode == 200, let data,
-                let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
-                let header = json["header"] as? [String: Any]
-            else { return }
-            let member = header["member_id"] as? String ?? ""
-            box.value = Status(memberID: member, leader: json["leader"] as? String ?? "")
-        }
-        task.resume()
-        if done.wait(timeout: .now() + timeout + 1) == .timedOut {
-            task.cancel()
-            return nil
-        }
-        return box.value
+        guard let reply = try? post(index, "/v3/maintenance/status", [:], timeout: timeout),
+            reply.status == 200, let header = reply.json["header"] as? [String: Any]
+        else { return nil }
+        return Status(
+            memberID: header["member_id"] as? String ?? "",
+            leader: reply.json["leader"] as? String ?? "")
     }
 
     /// Waits until every listed member answers and knows a leader.
