@@ -59,19 +59,22 @@ struct EtcdClusterTests {
         // `prefs set` of another key in the same document, in a loop, until
         // the incrementers are done: none of its writes may cost an increment.
         let stop = LockedBox(false)
-        let setter = Task.detached { () -> (Int, String) in
-            var last = 0
-            while !stop.value {
-                let result = try run(
-                    "prefs",
-                    [
-                        "--etcd", cluster.endpointList, "--key", key, "set", "operator",
-                        "\(last + 1)",
-                    ])
-                guard result.status == 0 else { return (last, result.standardError) }
-                last += 1
+        // On a dispatch thread: a blocking child must not hold a pool thread.
+        let setter = Task {
+            try await offPool { () -> (Int, String) in
+                var last = 0
+                while !stop.value {
+                    let result = try run(
+                        "prefs",
+                        [
+                            "--etcd", cluster.endpointList, "--key", key, "set", "operator",
+                            "\(last + 1)",
+                        ])
+                    guard result.status == 0 else { return (last, result.standardError) }
+                    last += 1
+                }
+                return (last, "")
             }
-            return (last, "")
         }
         let said = try await finish(children, within: 120)
         stop.value = true
