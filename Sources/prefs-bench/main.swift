@@ -54,6 +54,7 @@ report(
 report(try await cases.memory())
 report(try await cases.importProperties())
 report(try await cases.coldStart())
+report(try await cases.etcd())
 
 if json {
     let encoder = JSONEncoder()

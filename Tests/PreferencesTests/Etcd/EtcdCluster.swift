@@ -372,6 +372,9 @@ enum SharedEtcd {
     }
 
     private static func stop() {
-        shared.value?.stopAll()
+        guard let cluster = shared.value else { return }
+        cluster.stopAll()
+        // Process exit runs no deinit: remove the data directory here.
+        try? FileManager.default.removeItem(at: cluster.directory.url)
     }
 }
