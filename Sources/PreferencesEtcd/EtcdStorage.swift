@@ -186,6 +186,13 @@ public final class EtcdStorage: PreferencesStorage {
     public func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws
         -> StorageRevision?
     {
+        try write(bytes, ifRevision: expected, writeID: UUID().uuidString)
+    }
+
+    /// ``write(_:ifRevision:)`` with a given write id.
+    func write(_ bytes: [UInt8], ifRevision expected: StorageRevision, writeID: String) throws
+        -> StorageRevision?
+    {
         if let limit = maxDocumentSize, bytes.count > limit {
             throw PreferencesError.limitExceeded(
                 file: key,
@@ -210,7 +217,6 @@ public final class EtcdStorage: PreferencesStorage {
         // The write's id goes to the sibling key in the same transaction, so
         // a write whose answer was lost can be told from another writer's
         // identical document (see `outcome(of:after:detail:)`).
-        let writeID = UUID().uuidString
         let body: [String: Any] = [
             "compare": [compare],
             "success": [

@@ -176,6 +176,10 @@ final class HTTPConnection {
         if start > 0 && start == buffer.count {
             buffer.removeAll(keepingCapacity: true)
             start = 0
+        } else if start > 65_536 {
+            // A long stream that never drains exactly: drop what was consumed.
+            buffer.removeFirst(start)
+            start = 0
         }
         var chunk = [UInt8](repeating: 0, count: 65_536)
         let count = chunk.withUnsafeMutableBytes { raw in

@@ -1,8 +1,8 @@
 import Foundation
-import PreferencesEtcd
 import Testing
 
 @testable import Preferences
+@testable import PreferencesEtcd
 
 /// The store's semantics (S1, S4–S9, R, M, C1–C6) on the etcd backend,
 /// against a real single-member cluster, and interplay with `etcdctl`.
@@ -295,4 +295,46 @@ struct EtcdStoreTests {
 struct EtcdTestRecord: PreferencesRecord {
     var counter = 0
     var label = "unset"
+}
+
+/// How a write whose answer was lost is resolved (E4), step by step on a
+/// real member: the cases the leader-kill test meets only by chance.
+@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason))
+struct EtcdLostAnswerTests {
+    @Test func aWriteThatLandedIsFoundEvenAfterLaterWrites() async throws {
+        let cluster = try await SharedEtcd.cluster()
+        let storage = try cluster.storage(uniqueKey(), sharesState: false)
+        let outcome = try await offPool { () -> String in
+            let base = try storage.write(Array("base".utf8), ifRevision: .absent)!
+            let mine = try storage.write(Array("mine".utf8), ifRevision: base, writeID: "mine")!
+            _ = try storage.write(Array("later".utf8), ifRevision: mine)
+            return "\(try storage.outcome(of: "mine", after: base, detail: "test"))"
+        }
+        #expect(outcome.hasPrefix("landed"))
+    }
+
+    @Test func anotherWritersIdenticalDocumentIsNotTakenForOurs() async throws {
+        let cluster = try await SharedEtcd.cluster()
+        let storage = try cluster.storage(uniqueKey(), sharesState: false)
+        let outcome = try await offPool { () -> String in
+            let base = try storage.write(Array("base".utf8), ifRevision: .absent)!
+            // Another replica computed the same document from the same base and won.
+            _ = try storage.write(Array("same".utf8), ifRevision: base, writeID: "theirs")
+            return "\(try storage.outcome(of: "ours", after: base, detail: "test"))"
+        }
+        #expect(outcome == "superseded")
+    }
+
+    @Test func aWriteThatNeverArrivedCanBeSentAgain() async throws {
+        let cluster = try await SharedEtcd.cluster()
+        let storage = try cluster.storage(uniqueKey(), sharesState: false)
+        let (unchanged, created) = try await offPool { () -> (String, String) in
+            let absent = "\(try storage.outcome(of: "ours", after: .absent, detail: "test"))"
+            _ = try storage.write(Array("first".utf8), ifRevision: .absent, writeID: "ours")
+            let created = "\(try storage.outcome(of: "ours", after: .absent, detail: "test"))"
+            return (absent, created)
+        }
+        #expect(unchanged == "notApplied")
+        #expect(created.hasPrefix("landed"))
+    }
 }
