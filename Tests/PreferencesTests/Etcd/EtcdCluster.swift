@@ -164,6 +164,8 @@ final class EtcdCluster: @unchecked Sendable {
         process.standardError = log
         process.standardInput = FileHandle.nullDevice
         try process.run()
+        // The member has its own copy; keep no descriptor per launch here.
+        try? log?.close()
         lock.lock()
         members[index].process = process
         lock.unlock()
