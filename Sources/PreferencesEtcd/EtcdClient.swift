@@ -111,7 +111,7 @@ final class EtcdClient: Sendable {
                 let token = try signIn(at: endpoint, deadline: deadline)
                 answer = send(path, payload, to: endpoint, token: token, deadline: deadline)
             } catch let failure as EndpointFailure {
-                lastSaid[index] = failure.message
+                note(failure.message, for: index, in: &lastSaid)
                 step += 1
                 continue
             }
@@ -136,7 +136,7 @@ final class EtcdClient: Sendable {
                     if mayHaveApplied && !idempotent {
                         throw OutcomeUnknown(detail: "\(endpoint.absoluteString): \(message)")
                     }
-                    lastSaid[index] = message
+                    note(message, for: index, in: &lastSaid)
                     step += 1
                 case .invalidToken where configuration.credentials == nil:
                     throw PreferencesError.io(
@@ -153,10 +153,18 @@ final class EtcdClient: Sendable {
                 if sent && !idempotent {
                     throw OutcomeUnknown(detail: "\(endpoint.absoluteString): \(message)")
                 }
-                lastSaid[index] = message
+                note(message, for: index, in: &lastSaid)
                 step += 1
             }
         }
+    }
+
+    /// Keeps what an endpoint said last; a time-out that only means the
+    /// call's own deadline came does not hide a more telling earlier reason
+    /// (a certificate the system does not trust, a refused connection).
+    private func note(_ message: String, for index: Int, in lastSaid: inout [String?]) {
+        if message == "timed out", lastSaid[index] != nil { return }
+        lastSaid[index] = message
     }
 
     private func unreachable(operation: String, lastSaid: [String?]) -> PreferencesError {

@@ -50,7 +50,8 @@ final class EtcdCluster: @unchecked Sendable {
         let peerPort: Int
         let dataDirectory: String
         var process: Process?
-        var clientURL: URL { URL(string: "http://127.0.0.1:\(clientPort)")! }
+        var scheme = "http"
+        var clientURL: URL { URL(string: "\(scheme)://127.0.0.1:\(clientPort)")! }
         var peerURL: String { "http://127.0.0.1:\(peerPort)" }
     }
 
@@ -65,7 +66,17 @@ final class EtcdCluster: @unchecked Sendable {
     private let lock = NSLock()
 
     /// Starts `size` members and waits (up to 20 s) until the cluster has a leader.
-    init(size: Int = 1, extraArguments: [String] = []) throws {
+    /// With TLS: the server's certificate and key, and the authority that
+    /// signed it (for `etcdctl`); clients then use `https://`.
+    struct TLS {
+        let certificate: String
+        let key: String
+        let authority: String
+    }
+    let tls: TLS?
+
+    init(size: Int = 1, extraArguments: [String] = [], tls: TLS? = nil) throws {
+        self.tls = tls
         directory = try TemporaryDirectory(
             in: FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : nil)
         self.extraArguments = extraArguments
@@ -79,6 +90,9 @@ final class EtcdCluster: @unchecked Sendable {
             Member(
                 name: $0.name, clientPort: $0.clientPort, peerPort: $0.peerPort,
                 dataDirectory: directory.path + "/" + $0.name, process: nil)
+        }
+        if tls != nil {
+            for index in members.indices { members[index].scheme = "https" }
         }
         for index in members.indices { try launch(index, state: "new") }
         try waitForLeader(deadline: 20)
@@ -158,6 +172,7 @@ final class EtcdCluster: @unchecked Sendable {
                 "--heartbeat-interval", "50", "--election-timeout", "500",
                 "--logger", "zap", "--log-level", "error",
             ] + extraArguments
+            + (tls.map { ["--cert-file", $0.certificate, "--key-file", $0.key] } ?? [])
         let log = FileHandle(
             forWritingAtPath: createLog(directory.path + "/\(member.name).log"))
         process.standardOutput = log
@@ -256,6 +271,13 @@ final class EtcdCluster: @unchecked Sendable {
     func waitForLeader(deadline seconds: TimeInterval, members indices: [Int]? = nil) throws {
         let deadline = Date().addingTimeInterval(seconds)
         let indices = indices ?? Array(members.indices)
+        if tls != nil {
+            // The socket transport speaks plain HTTP only: ask etcdctl.
+            while Date() < deadline {
+                if (try? etcdctl(["endpoint", "health"]))?.status == 0 { return }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+        }
         while Date() < deadline {
             if indices.allSatisfy({ status($0).map { !$0.leader.isEmpty } ?? false }) { return }
             Thread.sleep(forTimeInterval: 0.05)
@@ -302,6 +324,7 @@ final class EtcdCluster: @unchecked Sendable {
             "--dial-timeout=3s", "--command-timeout=5s",
         ]
         if let user { all.append("--user=\(user)") }
+        if let tls { all.append("--cacert=\(tls.authority)") }
         return try runBounded("/usr/bin/timeout", all + arguments, input: input)
     }
 }
