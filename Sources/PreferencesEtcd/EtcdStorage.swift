@@ -69,6 +69,8 @@ public final class EtcdStorage: PreferencesStorage {
         var liveWatches = 0
         /// Compare-and-swap losses in a row, for the backoff.
         var conflicts = 0
+        /// Watches started and not yet cancelled.
+        var watches = 0
     }
 
     /// Room left in a request for everything but the document (key, JSON, framing).
@@ -173,6 +175,14 @@ public final class EtcdStorage: PreferencesStorage {
                 known.revision = revision
             }
         }
+    }
+
+    /// The number of watches started and not cancelled (for tests of
+    /// subscription clean-up).
+    public var activeWatchCount: Int { known.withLock { $0.watches } }
+
+    func watchStarted(_ started: Bool) {
+        known.withLock { $0.watches += started ? 1 : -1 }
     }
 
     func watchBecameLive(_ live: Bool) {

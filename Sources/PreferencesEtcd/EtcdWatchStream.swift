@@ -31,11 +31,17 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     }
 
     func start() {
+        storage.watchStarted(true)
         queue.async { self.connect() }
     }
 
     func cancel() {
-        cancelled.withLock { $0 = true }
+        let first = cancelled.withLock { cancelled in
+            defer { cancelled = true }
+            return !cancelled
+        }
+        guard first else { return }
+        storage.watchStarted(false)
         queue.async { self.endStream() }
     }
 

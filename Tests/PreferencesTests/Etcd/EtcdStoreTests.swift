@@ -338,3 +338,17 @@ struct EtcdLostAnswerTests {
         #expect(created.hasPrefix("landed"))
     }
 }
+
+extension EtcdStoreTests {
+    @Test func endingTheLastSubscriptionStopsTheWatch() async throws {
+        let cluster = try await SharedEtcd.cluster()
+        let store = try await open(cluster, uniqueKey())
+        let storage = try #require(store.storage as? EtcdStorage)
+        let feeds = (0..<3).map { _ in FeedRecorder(store.changes(.counter)) }
+        for feed in feeds { #expect(await feed.next(0) == 0) }
+        #expect(storage.activeWatchCount == 1, "one watch per store, however many subscribers")
+        for feed in feeds { await feed.cancel() }
+        #expect(!store.core.isWatching)
+        #expect(storage.activeWatchCount == 0)
+    }
+}
