@@ -92,7 +92,9 @@ import Testing
         #expect(store[.counter] == 1)
         #expect(try identity(url) == before)
         // The lock was released: another process can write at once.
-        #expect(try run("prefs-harness", ["increment", url.path, "counter", "1"]).status == 0)
+        #expect(
+            try await runChild("prefs-harness", ["increment", url.path, "counter", "1"]).status == 0
+        )
         try await store.edit { $0[.counter] += 1 }
         #expect(store[.counter] == 3)
     }

@@ -201,7 +201,7 @@ import Testing
         await #expect(throws: CancellationError.self) { try await cancelled.value }
         try await store.set(.language, "fr")
         // Another process can still take the lock and write.
-        let child = try run("prefs-harness", ["increment", url.path, "counter", "3"])
+        let child = try await runChild("prefs-harness", ["increment", url.path, "counter", "3"])
         #expect(child.status == 0)
         try await store.edit { $0[.counter] += 1 }
         #expect(store[.counter] == 4)

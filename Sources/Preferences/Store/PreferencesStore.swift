@@ -45,7 +45,8 @@ public final class PreferencesStore: Sendable {
         corruption: CorruptionPolicy = .fail, limits: PreferencesLimits = PreferencesLimits()
     ) async throws {
         try await self.init(
-            storage: FileStorage(fileURL: fileURL, maxFileSize: limits.maxFileSize),
+            storage: FileStorage(
+                fileURL: fileURL, maxFileSize: limits.maxFileSize, lockTimeout: limits.lockTimeout),
             migrations: migrations, corruption: corruption, limits: limits)
     }
 
@@ -184,7 +185,9 @@ enum StoreRegistry {
         init(_ core: StoreCore) { self.core = core }
     }
 
-    private static let cores = Mutex<[String: WeakCore]>([:])
+    // A pthread mutex ThreadSanitizer models (see `Locked`): stores opened
+    // on many threads at once meet here.
+    private static let cores = Locked<[String: WeakCore]>([:])
 
     static func core(
         for storage: any PreferencesStorage, limits: PreferencesLimits, corruption: CorruptionPolicy

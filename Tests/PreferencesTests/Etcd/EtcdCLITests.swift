@@ -114,17 +114,17 @@ struct EtcdCLITests {
         try await writer.set(.counter, 1)
         let watch = try RunningProcess(
             "prefs", ["--etcd", cluster.endpointList, "--key", key, "watch", "counter"])
-        defer {
-            watch.kill(SIGTERM)
-            _ = watch.wait()
-        }
-        #expect(try await offPool { watch.readLine() } == #"{"key":"counter","value":1}"#)
+        // Killed if the test stops early; reaped with the Process object.
+        defer { watch.kill() }
+        #expect(try await watch.nextLine() == #"{"key":"counter","value":1}"#)
         try await writer.set(.counter, 2)
-        #expect(try await offPool { watch.readLine() } == #"{"key":"counter","value":2}"#)
+        #expect(try await watch.nextLine() == #"{"key":"counter","value":2}"#)
         let put = try await offPool {
             try cluster.etcdctl(["put", key], input: storeFile(#"{ "counter" : 7 }"#))
         }
         #expect(put.status == 0)
-        #expect(try await offPool { watch.readLine() } == #"{"key":"counter","value":7}"#)
+        #expect(try await watch.nextLine() == #"{"key":"counter","value":7}"#)
+        watch.kill(SIGTERM)
+        #expect(try await watch.exit() == 0)
     }
 }

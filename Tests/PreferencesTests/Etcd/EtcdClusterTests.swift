@@ -39,8 +39,9 @@ struct EtcdClusterTests {
         defer { watchdog.cancel() }
         return try await offPool {
             children.map { child in
-                let said = child.readLine() ?? "<no output>"
-                let status = child.wait()
+                let limit = Duration.seconds(Int(seconds))
+                let said = ((try? child.readLine(timeout: limit)) ?? nil) ?? "<no output>"
+                let status = (try? child.wait(timeout: limit)) ?? -1
                 return status == 0 ? said : "\(said) (exit \(status))"
             }
         }
