@@ -6,23 +6,26 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Preferences", targets: ["Preferences"]),
+        // The etcd backend, separate so a service on files links no networking.
+        .library(name: "PreferencesEtcd", targets: ["PreferencesEtcd"]),
         .executable(name: "prefs", targets: ["prefs"]),
         .executable(name: "prefs-bench", targets: ["prefs-bench"]),
     ],
     targets: [
         .target(name: "Preferences"),
-        .target(name: "PrefsCLI", dependencies: ["Preferences"]),
+        .target(name: "PreferencesEtcd", dependencies: ["Preferences"]),
+        .target(name: "PrefsCLI", dependencies: ["Preferences", "PreferencesEtcd"]),
         .executableTarget(name: "prefs", dependencies: ["PrefsCLI"]),
-        .executableTarget(name: "prefs-bench", dependencies: ["Preferences"]),
+        .executableTarget(name: "prefs-bench", dependencies: ["Preferences", "PreferencesEtcd"]),
         // A small settings-driven service: migrates at start-up, reads typed
         // settings, and reacts to `prefs set` from another shell.
         .executableTarget(name: "prefs-example", dependencies: ["Preferences"]),
         // A small child program the tests and reliability harnesses start as a
         // real, separate process (crash, multi-process and fault scenarios).
-        .executableTarget(name: "prefs-harness", dependencies: ["Preferences"]),
+        .executableTarget(name: "prefs-harness", dependencies: ["Preferences", "PreferencesEtcd"]),
         .testTarget(
             name: "PreferencesTests",
-            dependencies: ["Preferences", "PrefsCLI", "prefs", "prefs-harness"]
+            dependencies: ["Preferences", "PreferencesEtcd", "PrefsCLI", "prefs", "prefs-harness"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -83,6 +83,7 @@ if selected("P5") {
 if selected("P6") { report(try await cases.memory()) }
 if selected("P7") { report(try await cases.importProperties()) }
 if selected("P8") { report(try await cases.coldStart()) }
+if selected("P9") { report(try await cases.etcd()) }
 
 if json {
     let encoder = JSONEncoder()

@@ -17,8 +17,12 @@
 //   prefs-harness serve FILE                one store, driven by stdin lines:
 //                                             "set KEY INT" -> "ok" | "error io CODE …" | "error …"
 //                                             "get KEY"     -> "value INT"
+//
+// With PREFS_HARNESS_ETCD=ENDPOINTS in the environment, FILE is an etcd key
+// and every store command runs against that cluster instead of a file.
 import Foundation
 import Preferences
+import PreferencesEtcd
 
 @main
 struct Harness {
@@ -44,20 +48,20 @@ struct Harness {
         let url = URL(fileURLWithPath: arguments[1])
         switch arguments[0] {
         case "set":
-            let store = try await PreferencesStore(fileURL: url)
+            let store = try await openStore(url)
             let key = PreferenceKey<Int>(arguments[2], default: 0)
             try await store.set(key, Int(arguments[3])!)
             say("ok")
             while true { try await Task.sleep(for: .seconds(60)) }
         case "increment":
-            let store = try await PreferencesStore(fileURL: url)
+            let store = try await openStore(url)
             let key = PreferenceKey<Int>(arguments[2], default: 0)
             for _ in 0..<Int(arguments[3])! {
                 try await store.edit { $0[key] += 1 }
             }
             say("done")
         case "write-loop":
-            let store = try await PreferencesStore(fileURL: url)
+            let store = try await openStore(url)
             let key = PreferenceKey<Int>(arguments[2], default: 0)
             var next = store[key] + 1
             while true {
@@ -66,7 +70,7 @@ struct Harness {
                 next += 1
             }
         case "watch":
-            let store = try await PreferencesStore(fileURL: url)
+            let store = try await openStore(url)
             let key = PreferenceKey<Int>(arguments[2], default: 0)
             var remaining = Int(arguments[3])!
             for await value in store.changes(key) {
@@ -103,10 +107,10 @@ struct Harness {
             ]
             if crashAt == CrashPoint.beforeCommit.rawValue { migrations.append(CrashStep()) }
             say("opening")
-            _ = try await PreferencesStore(fileURL: url, migrations: migrations)
+            _ = try await openStore(url, migrations: migrations)
             say("done")
         case "set-once":
-            let store = try await PreferencesStore(fileURL: url)
+            let store = try await openStore(url)
             try await store.set(PreferenceKey<Int>(arguments[2], default: 0), Int(arguments[3])!)
             say("ok")
         case "hold-lock":
@@ -116,7 +120,7 @@ struct Harness {
                 while Swift.readLine() != nil {}
             }
         case "serve":
-            let store = try await PreferencesStore(fileURL: url)
+            let store = try await openStore(url)
             say("ready")
             while let line = Swift.readLine() {
                 let words = line.split(separator: " ").map(String.init)
@@ -145,6 +149,17 @@ struct Harness {
             exit(2)
         }
     }
+}
+
+/// The store at `url`: the file, or with `PREFS_HARNESS_ETCD` set, the etcd key `url.path`.
+func openStore(_ url: URL, migrations: [any PreferencesMigration] = []) async throws
+    -> PreferencesStore
+{
+    if let endpoints = ProcessInfo.processInfo.environment["PREFS_HARNESS_ETCD"] {
+        let cluster = try EtcdConfiguration(endpoints: endpoints, timeout: 10)
+        return try await PreferencesStore(etcd: cluster, key: url.path, migrations: migrations)
+    }
+    return try await PreferencesStore(fileURL: url, migrations: migrations)
 }
 
 /// The record `record-increment` updates (the tests declare the same fields).

@@ -37,6 +37,21 @@ public protocol StorageWatch: Sendable {
     func cancel()
 }
 
+/// What a backend's watch reports (``PreferencesStorage/watchEvents(_:)``).
+public enum StorageWatchEvent: Sendable {
+    /// The stored document may have changed. With contents, the backend
+    /// already has the new document and its revision (a distributed store's
+    /// watch event carries them); the store uses them when they are still the
+    /// backend's ``PreferencesStorage/currentRevision()``, and re-reads
+    /// otherwise. Without, the store re-reads.
+    case changed(StoredContents?)
+    /// The watch is interrupted (a dropped connection, an unreachable
+    /// cluster); the backend keeps trying to resume it and reports
+    /// ``changed(_:)`` once it has. The store lists the error in its problems
+    /// meanwhile and keeps its last known state.
+    case interrupted(PreferencesError)
+}
+
 /// Where a store keeps its document: the seam between the store and the
 /// disk (SPEC S12).
 ///
@@ -80,6 +95,33 @@ public protocol PreferencesStorage: AnyObject, Sendable {
     /// and returns where it went. After it, the backend holds nothing.
     func setAsideCorrupt(stamp: String) throws -> String
 
+    /// Moves `contents` aside as ``setAsideCorrupt(stamp:)`` does, but only
+    /// while the backend still holds their revision; returns nil, changing
+    /// nothing, when someone wrote in between (the caller re-reads). A
+    /// backend without a cross-process lock must compare here; the default
+    /// relies on the caller holding ``withExclusiveAccess(_:)``.
+    func setAsideCorrupt(_ contents: StoredContents, stamp: String) throws -> String?
+
+    /// Starts watching for writes made by others, reporting what the backend
+    /// knows (see ``StorageWatchEvent``); events may be spurious and come from
+    /// any thread, in order. nil when the backend cannot watch. The default
+    /// reports each ``watch(_:)`` signal as `.changed(nil)`.
+    func watchEvents(_ onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) throws
+        -> (any StorageWatch)?
+
+    /// How many times the store tries a write that loses its compare-and-swap
+    /// before giving up: 8 by default, which only an unlocked writer can
+    /// exhaust; a backend without a lock, where every writer competes this
+    /// way, asks for more.
+    var maxWriteAttempts: Int { get }
+
+    /// The largest document the backend accepts, in bytes, or nil for no
+    /// limit of its own (the store's ``PreferencesLimits`` still apply). A
+    /// backend refuses a larger document in ``write(_:ifRevision:)`` with
+    /// ``PreferencesError/limitExceeded(file:reason:)`` naming this limit,
+    /// before sending anything.
+    var maxDocumentSize: Int? { get }
+
     /// Starts watching for writes made by others; `onChange` may be called
     /// spuriously and from any thread. nil when the backend cannot watch.
     func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)?
@@ -94,4 +136,24 @@ public protocol PreferencesStorage: AnyObject, Sendable {
 extension PreferencesStorage {
     /// Publishes nothing.
     public func publishManifest(_ bytes: [UInt8]) throws {}
+}
+
+extension PreferencesStorage {
+    /// Sets the document aside unconditionally; the caller holds exclusive access.
+    public func setAsideCorrupt(_ contents: StoredContents, stamp: String) throws -> String? {
+        try setAsideCorrupt(stamp: stamp)
+    }
+
+    /// Reports each signal of ``watch(_:)`` as `.changed(nil)`.
+    public func watchEvents(_ onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) throws
+        -> (any StorageWatch)?
+    {
+        try watch { onEvent(.changed(nil)) }
+    }
+
+    /// 8 attempts.
+    public var maxWriteAttempts: Int { 8 }
+
+    /// No limit of the backend's own.
+    public var maxDocumentSize: Int? { nil }
 }

@@ -38,6 +38,8 @@ final class StoreCore: Sendable {
         var watch: (any StorageWatch)?
         var mismatches: [String: PreferencesProblem] = [:]
         var fileProblems: [PreferencesProblem] = []
+        /// Set while the backend reports its watch interrupted.
+        var watchProblem: PreferencesProblem?
         var migrationProblems: [PreferencesProblem] = []
         /// The keys declared by this process's handles, and why publishing them failed.
         var declared = PreferencesManifest()
@@ -47,7 +49,7 @@ final class StoreCore: Sendable {
         var notifiedProblems: [PreferencesProblem]?
 
         var problems: [PreferencesProblem] {
-            fileProblems + migrationProblems + manifestProblems
+            fileProblems + (watchProblem.map { [$0] } ?? []) + migrationProblems + manifestProblems
                 + mismatches.keys.sorted().compactMap { mismatches[$0] }
         }
     }
@@ -101,10 +103,25 @@ final class StoreCore: Sendable {
             guard case .corrupted = error else { throw error }
             if case .fail = policy.action { throw error }
             (document, revision) = try storage.withExclusiveAccess {
-                // Someone may have repaired or replaced the file meanwhile.
-                let again = try storage.read()
-                if let document = try? decode(again) { return (document, again.revision) }
-                return try recover(from: error, policy: policy)
+                // A backend without a lock may see the document change under
+                // the recovery (which then changes nothing): read again.
+                for _ in 0..<storage.maxWriteAttempts {
+                    // Someone may have repaired or replaced the file meanwhile.
+                    let again = try storage.read()
+                    let failure: PreferencesError
+                    do {
+                        return (try decode(again), again.revision)
+                    } catch let error as PreferencesError {
+                        guard case .corrupted = error else { throw error }
+                        failure = error
+                    }
+                    if let recovered = try recover(from: failure, contents: again, policy: policy) {
+                        return recovered
+                    }
+                }
+                throw PreferencesError.io(
+                    operation: "recover", path: storage.location, code: 0,
+                    message: "the document kept changing during the recovery; open again")
             }
         }
         publish(document, revision: revision)
@@ -116,10 +133,12 @@ final class StoreCore: Sendable {
         return try StoreDocument.decode(bytes, file: storage.location, limits: limits)
     }
 
-    /// Applies a corruption policy; called holding exclusive access.
-    private func recover(from error: PreferencesError, policy: CorruptionPolicy) throws -> (
-        StoreDocument, StorageRevision
-    ) {
+    /// Applies a corruption policy to the corrupt `contents`; called holding
+    /// exclusive access. nil when the document changed meanwhile (a backend
+    /// without a lock): nothing was moved, and the caller reads again.
+    private func recover(
+        from error: PreferencesError, contents: StoredContents, policy: CorruptionPolicy
+    ) throws -> (StoreDocument, StorageRevision)? {
         let replacement: [String: PreferenceValue]
         switch policy.action {
         case .fail:
@@ -140,7 +159,9 @@ final class StoreCore: Sendable {
         let document = StoreDocument(values: replacement)
         let replacementBytes =
             replacement.isEmpty ? nil : try document.encode(file: storage.location, limits: limits)
-        let place = try storage.setAsideCorrupt(stamp: Self.timestamp())
+        guard let place = try storage.setAsideCorrupt(contents, stamp: Self.timestamp()) else {
+            return nil
+        }
         state.withLock {
             $0.fileProblems = [
                 PreferencesProblem(
@@ -148,11 +169,8 @@ final class StoreCore: Sendable {
             ]
         }
         guard let bytes = replacementBytes else { return (document, .absent) }
-        guard let written = try storage.write(bytes, ifRevision: .absent) else {
-            throw PreferencesError.io(
-                operation: "replace", path: storage.location, code: 0,
-                message: "the file changed while it was being replaced")
-        }
+        // Someone wrote after the bad bytes were moved aside: theirs stands.
+        guard let written = try storage.write(bytes, ifRevision: .absent) else { return nil }
         return (document, written)
     }
 
@@ -171,7 +189,11 @@ final class StoreCore: Sendable {
     private func refreshIfChanged(policy: CorruptionPolicy?) throws {
         let known = state.withLock { $0.revision }
         guard try storage.currentRevision() != known else { return }
-        let contents = try storage.read()
+        try apply(try storage.read(), policy: policy)
+    }
+
+    /// Publishes read `contents`, or applies `policy` (or C6) when they are corrupt.
+    private func apply(_ contents: StoredContents, policy: CorruptionPolicy?) throws {
         do {
             let document = try decode(contents)
             state.withLock { $0.fileProblems = [] }
@@ -179,7 +201,13 @@ final class StoreCore: Sendable {
         } catch let error as PreferencesError {
             guard case .corrupted = error else { throw error }
             if let policy {
-                let (document, revision) = try recover(from: error, policy: policy)
+                guard
+                    let (document, revision) = try recover(
+                        from: error, contents: contents, policy: policy)
+                else {
+                    // Changed under the recovery: take whatever is there now.
+                    return try refreshIfChanged(policy: policy)
+                }
                 publish(document, revision: revision)
             } else {
                 state.withLock {
@@ -227,10 +255,20 @@ final class StoreCore: Sendable {
 
     /// Re-reads after a change signalled by the watcher. Errors are kept as
     /// problems; the feed and the last good state stay.
-    func reloadFromWatcher() {
+    func reloadFromWatcher(_ watched: StoredContents? = nil) {
         defer { notifyProblemWatchers() }
         do {
-            try refreshIfChanged(policy: nil)
+            state.withLock { $0.watchProblem = nil }
+            // The watch's contents are used only while they are the newest
+            // the backend knows; an older event (overtaken by our own write)
+            // must not roll the state back, so then read.
+            if let watched, try storage.currentRevision() == watched.revision {
+                if watched.revision != state.withLock({ $0.revision }) {
+                    try apply(watched, policy: nil)
+                }
+            } else {
+                try refreshIfChanged(policy: nil)
+            }
         } catch let error as PreferencesError {
             if case .corrupted = error { return }
             state.withLock {
@@ -412,7 +450,7 @@ final class StoreCore: Sendable {
         do {
             try storage.withExclusiveAccess {
                 if !state.withLock({ $0.loaded }) { try load(policy: corruption) }
-                for _ in 0..<8 {
+                for _ in 0..<storage.maxWriteAttempts {
                     try refreshBeforeWrite()
                     let (base, revision) = state.withLock { ($0.snapshot, $0.revision) }
                     var working = MutablePreferences(snapshot: base, limits: limits)
@@ -475,35 +513,42 @@ final class StoreCore: Sendable {
         guard try migrations.contains(where: { try $0.shouldMigrate(current) }) else { return }
         let (ran, reports): ([any PreferencesMigration], [PreferencesProblem]) =
             try storage.withExclusiveAccess {
-                try refreshIfChanged(policy: corruption)
-                let (base, revision) = state.withLock { ($0.snapshot, $0.revision) }
-                var working = MutablePreferences(snapshot: base, limits: limits)
-                var ran: [any PreferencesMigration] = []
-                for migration in migrations where try migration.shouldMigrate(working.snapshot) {
-                    do {
-                        try migration.migrate(&working)
-                        if let failure = working.failure { throw failure }
-                    } catch let error as PreferencesError {
-                        throw error
-                    } catch {
-                        throw PreferencesError.migrationFailed(
-                            step: migration.name, reason: "\(error)")
+                // Under a lock this runs once; without one (a distributed
+                // backend), a lost compare-and-swap runs the steps again on
+                // the newer state rather than failing the open.
+                for _ in 0..<storage.maxWriteAttempts {
+                    try refreshIfChanged(policy: corruption)
+                    let (base, revision) = state.withLock { ($0.snapshot, $0.revision) }
+                    var working = MutablePreferences(snapshot: base, limits: limits)
+                    var ran: [any PreferencesMigration] = []
+                    for migration in migrations where try migration.shouldMigrate(working.snapshot)
+                    {
+                        do {
+                            try migration.migrate(&working)
+                            if let failure = working.failure { throw failure }
+                        } catch let error as PreferencesError {
+                            throw error
+                        } catch {
+                            throw PreferencesError.migrationFailed(
+                                step: migration.name, reason: "\(error)")
+                        }
+                        ran.append(migration)
                     }
-                    ran.append(migration)
-                }
-                if working.values != base.values || working.version != base.version {
-                    let document = StoreDocument(
-                        editing: base, values: working.values, version: working.version,
-                        stamp: .now())
-                    let bytes = try document.encode(file: storage.location, limits: limits)
-                    guard let written = try storage.write(bytes, ifRevision: revision) else {
-                        throw PreferencesError.io(
-                            operation: "migrate", path: storage.location, code: 0,
-                            message: "the file changed during the migration; open again")
+                    if working.values != base.values || working.version != base.version {
+                        let document = StoreDocument(
+                            editing: base, values: working.values, version: working.version,
+                            stamp: .now())
+                        let bytes = try document.encode(file: storage.location, limits: limits)
+                        guard let written = try storage.write(bytes, ifRevision: revision) else {
+                            continue
+                        }
+                        publish(document, revision: written)
                     }
-                    publish(document, revision: written)
+                    return (ran, working.reports)
                 }
-                return (ran, working.reports)
+                throw PreferencesError.io(
+                    operation: "migrate", path: storage.location, code: 0,
+                    message: "the file kept changing during the migration; open again")
             }
         var problems = reports
         for migration in ran {
@@ -546,9 +591,14 @@ final class StoreCore: Sendable {
     }
 
     private func startWatching() {
-        let watch = try? storage.watch { [weak self] in
+        let watch = try? storage.watchEvents { [weak self] event in
             guard let self else { return }
-            self.queue.async { self.reloadFromWatcher() }
+            switch event {
+            case .changed(let contents):
+                self.queue.async { self.reloadFromWatcher(contents) }
+            case .interrupted(let error):
+                self.queue.async { self.watchInterrupted(error) }
+            }
         }
         let stale = state.withLock { state -> (any StorageWatch)? in
             // Subscribers may all have gone while the watch was starting.
@@ -559,6 +609,15 @@ final class StoreCore: Sendable {
         stale?.cancel()
         // Catch a write that happened before the watch began.
         queue.async { self.reloadFromWatcher() }
+    }
+
+    /// Lists an interrupted watch among the problems; the state stays as last known.
+    private func watchInterrupted(_ error: PreferencesError) {
+        state.withLock {
+            $0.watchProblem = PreferencesProblem(
+                key: nil, message: "\(error.description); showing the last known values")
+        }
+        notifyProblemWatchers()
     }
 
     var subscriberCount: Int { state.withLock { $0.subscribers.count } }

@@ -1,5 +1,6 @@
 import Foundation
 import Preferences
+import PreferencesEtcd
 
 /// One run of one command: the parsed invocation, the resolved store file,
 /// and the output.
@@ -7,8 +8,11 @@ struct CommandContext: Sendable {
     let invocation: Invocation
     let command: CommandSpec
     let fileURL: URL
+    /// The etcd cluster and key, with `--etcd` or `$PREFS_ETCD_ENDPOINTS`;
+    /// then `fileURL` is the key as a path, for messages.
+    let etcd: (configuration: EtcdConfiguration, key: String)?
     /// The key manifest: `--manifest`, else `$PREFS_MANIFEST`, else the one
-    /// the store published beside its file (SPEC 7.6), else none.
+    /// the store published beside its file (SPEC 7.6; not for etcd), else none.
     let manifest: PreferencesManifest?
     let output: ToolOutput
     let stopSignal: @Sendable () async -> Void
@@ -21,7 +25,10 @@ struct CommandContext: Sendable {
         self.command = command
         self.output = tool.output
         self.stopSignal = tool.stopSignal
-        if let file = invocation.value("--file") {
+        etcd = try Self.etcdTarget(invocation, environment: tool.environment, command: command)
+        if let etcd {
+            fileURL = URL(fileURLWithPath: etcd.key)
+        } else if let file = invocation.value("--file") {
             guard invocation.value("--suite") == nil else {
                 throw CommandFailure.usage("use either --file or --suite, not both", usage: command)
             }
@@ -41,17 +48,18 @@ struct CommandContext: Sendable {
             ? nil
             : try Self.manifest(
                 named: invocation.value("--manifest") ?? tool.environment["PREFS_MANIFEST"],
-                store: fileURL)
+                store: etcd == nil ? fileURL : nil)
     }
 
     /// The manifest at `path`, else the one published beside `store` if
     /// there is one. A manifest that exists but cannot be read is an error
     /// (exit 4, or 5 for an I/O error), never silently ignored: commands
     /// would otherwise type and default keys differently from the service.
-    static func manifest(named path: String?, store: URL) throws -> PreferencesManifest? {
+    static func manifest(named path: String?, store: URL?) throws -> PreferencesManifest? {
         if let path, !path.isEmpty {
             return try PreferencesManifest.load(from: URL(fileURLWithPath: path))
         }
+        guard let store else { return nil }
         let published = FileStorage(fileURL: store).manifestPath
         do {
             return try PreferencesManifest.load(from: URL(fileURLWithPath: published))
@@ -75,7 +83,50 @@ struct CommandContext: Sendable {
 
     /// Opens the store; a corrupt file is an error, never reset.
     func openStore() async throws -> PreferencesStore {
-        try await PreferencesStore(fileURL: fileURL, corruption: .fail)
+        if let etcd {
+            return try await PreferencesStore(
+                etcd: etcd.configuration, key: etcd.key, corruption: .fail)
+        }
+        return try await PreferencesStore(fileURL: fileURL, corruption: .fail)
+    }
+
+    /// The etcd cluster and key when `--etcd` (or `$PREFS_ETCD_ENDPOINTS`
+    /// without `--file`) selects one: `--key`, else `/prefs/` and the suite.
+    private static func etcdTarget(
+        _ invocation: Invocation, environment: [String: String], command: CommandSpec
+    ) throws -> (configuration: EtcdConfiguration, key: String)? {
+        let given = invocation.value("--etcd")
+        let endpoints =
+            given ?? (invocation.value("--file") == nil ? environment["PREFS_ETCD_ENDPOINTS"] : nil)
+        guard let endpoints, !endpoints.isEmpty || given != nil else {
+            if invocation.value("--key") != nil {
+                throw CommandFailure.usage("--key needs --etcd ENDPOINTS", usage: command)
+            }
+            return nil
+        }
+        if invocation.value("--file") != nil {
+            throw CommandFailure.usage("use either --file or --etcd, not both", usage: command)
+        }
+        if invocation.value("--key") != nil && invocation.value("--suite") != nil {
+            throw CommandFailure.usage("use either --key or --suite, not both", usage: command)
+        }
+        let configuration: EtcdConfiguration
+        do {
+            configuration = try EtcdConfiguration(
+                endpoints: endpoints,
+                credentials: EtcdCredentials.fromEnvironment(
+                    environment, passwordFile: invocation.value("--etcd-password-file")))
+        } catch PreferencesError.invalidValue(let what, let reason) {
+            throw CommandFailure.usage("\(what): \(reason)", usage: command)
+        }
+        if let key = invocation.value("--key") {
+            guard !key.isEmpty else {
+                throw CommandFailure.usage("--key needs a key", usage: command)
+            }
+            return (configuration, key)
+        }
+        let suite = invocation.value("--suite") ?? PreferencesLocation.defaultSuite
+        return (configuration, try EtcdStorage.key(forSuite: suite))
     }
 
     func runCommand() async throws {
@@ -89,7 +140,7 @@ struct CommandContext: Sendable {
         case "export": try await ExportCommand.run(self)
         case "watch": try await WatchCommand.run(self)
         case "check": try await CheckCommand.run(self)
-        case "path": output.print(fileURL.path)
+        case "path": output.print(etcd?.key ?? fileURL.path)
         default: throw CommandFailure.usage("unknown command '\(command.name)'", usage: nil)
         }
     }

@@ -9,6 +9,14 @@ enum CommandCatalog {
             "--manifest", "FILE",
             "Type, validate and default keys from a key manifest (JSON); default: $PREFS_MANIFEST, else the manifest published beside the store (NAME.keys.json)."
         ),
+        .value(
+            "--etcd", "ENDPOINTS",
+            "Use the store in etcd at these comma-separated URLs ($PREFS_ETCD_ENDPOINTS), under /prefs/NAME for --suite NAME."
+        ),
+        .value("--key", "KEY", "With --etcd: use this etcd key instead of /prefs/NAME."),
+        .value(
+            "--etcd-password-file", "FILE",
+            "With --etcd: the password of $PREFS_ETCD_USER (else $PREFS_ETCD_PASSWORD)."),
     ]
 
     static let commands: [CommandSpec] = [

@@ -14,8 +14,8 @@ final class TemporaryDirectory {
     let url: URL
     var path: String { url.path }
 
-    init() throws {
-        url = FileManager.default.temporaryDirectory
+    init(in parent: String? = nil) throws {
+        url = (parent.map { URL(fileURLWithPath: $0) } ?? FileManager.default.temporaryDirectory)
             .appendingPathComponent("preferences-tests-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }

@@ -1,0 +1,302 @@
+import Dispatch
+import Foundation
+import Preferences
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Calls etcd's JSON gateway (`POST /v3/…`) synchronously, over several
+/// endpoints, with authentication.
+///
+/// - **Blocking bridge.** The storage seam is synchronous and is called on
+///   a store's serial dispatch queue, so a call blocks the calling thread
+///   until the answer comes or the deadline passes: on a socket with `poll`
+///   for `http://` endpoints (``SocketTransport``), on a `DispatchSemaphore`
+///   that a `URLSession` completion handler signals for `https://`
+///   (``URLSessionTransport``). Call it from a dispatch queue or a thread of
+///   your own, never from Swift's cooperative pool.
+/// - **Failover.** A call goes to the endpoint that answered last; when it
+///   cannot connect, times out, answers 5xx, or says the cluster has no
+///   leader, the call moves to the next endpoint, cycling with a short
+///   backoff until ``EtcdConfiguration/timeout`` has passed. Then it fails
+///   with ``PreferencesError/io(operation:path:code:message:)`` naming every
+///   endpoint and what each said last.
+/// - **Unknown outcomes.** A request that was sent but not answered (a
+///   dropped connection, a timeout, "leader changed") may still have been
+///   applied. A read is simply repeated; a call that changes data is not:
+///   it throws ``OutcomeUnknown`` so the caller can find out what happened
+///   before it tries again.
+/// - **Authentication.** With credentials, the first call exchanges them at
+///   `/v3/auth/authenticate` for a token sent in the `Authorization` header;
+///   a reply saying the token is invalid or expired makes it sign in again
+///   once and repeat the call.
+final class EtcdClient: Sendable {
+    let configuration: EtcdConfiguration
+    /// The data key, for messages.
+    let subject: String
+    private let plainTransport = SocketTransport()
+    private let secureTransport: URLSessionTransport
+    private let shared = Protected(Shared())
+
+    private struct Shared {
+        var preferred = 0
+        /// The token, "" when the cluster has authentication off, nil before signing in.
+        var token: String?
+    }
+
+    /// A call that changes data was sent and no answer came back: it may
+    /// or may not have been applied.
+    struct OutcomeUnknown: Error {
+        let detail: String
+    }
+
+    init(configuration: EtcdConfiguration, subject: String) {
+        self.configuration = configuration
+        self.subject = subject
+        secureTransport = URLSessionTransport(timeout: configuration.timeout)
+    }
+
+    /// The endpoint that answered last.
+    var currentEndpoint: URL {
+        configuration.endpoints[shared.withLock { $0.preferred }]
+    }
+
+    /// The token to send, signing in first when needed; nil without credentials.
+    var token: String? {
+        shared.withLock { $0.token }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Forgets the token so the next call signs in again.
+    func invalidateToken() {
+        shared.withLock { $0.token = nil }
+    }
+
+    // MARK: Calls
+
+    /// POSTs `body` to `path` and returns the decoded reply.
+    ///
+    /// - Parameters:
+    ///   - operation: what is being done ("read", "write"), for messages.
+    ///   - idempotent: whether repeating the call after an unknown outcome is safe.
+    /// - Throws: ``PreferencesError/io(operation:path:code:message:)``, or
+    ///   ``OutcomeUnknown`` for a non-idempotent call.
+    func call(_ path: String, _ body: [String: Any], operation: String, idempotent: Bool)
+        throws -> [String: Any]
+    {
+        let payload = try JSONSerialization.data(withJSONObject: body)
+        let endpoints = configuration.endpoints
+        let start = DispatchTime.now()
+        let deadline = start + configuration.timeout
+        var lastSaid = [String?](repeating: nil, count: endpoints.count)
+        var step = 0
+        var signedInAgain = false
+        let first = shared.withLock { $0.preferred }
+        while true {
+            let index = (first + step) % endpoints.count
+            let endpoint = endpoints[index]
+            let remaining = Self.seconds(from: .now(), to: deadline)
+            if remaining <= 0 {
+                throw unreachable(operation: operation, lastSaid: lastSaid)
+            }
+            // A full round without an answer: let an election finish before the next.
+            if step > 0 && step % endpoints.count == 0 {
+                let pause = min(0.05 * Double(1 << min(step / endpoints.count - 1, 4)), remaining)
+                Thread.sleep(forTimeInterval: pause)
+            }
+            let answer: EtcdAnswer
+            do {
+                let token = try signIn(at: endpoint, deadline: deadline)
+                answer = send(path, payload, to: endpoint, token: token, deadline: deadline)
+            } catch let failure as EndpointFailure {
+                note(failure.message, for: index, in: &lastSaid)
+                step += 1
+                continue
+            }
+            switch answer {
+            case .reply(let status, let json):
+                if status == 200 {
+                    shared.withLock { $0.preferred = index }
+                    return json
+                }
+                let message = Self.errorMessage(json) ?? "HTTP status \(status)"
+                switch Self.classify(message, status: status) {
+                case .invalidToken where configuration.credentials != nil && !signedInAgain:
+                    signedInAgain = true
+                    invalidateToken()
+                case .permissionDenied:
+                    throw PreferencesError.io(
+                        operation: operation, path: subject, code: EACCES,
+                        message:
+                            "etcd user '\(configuration.credentials?.user ?? "")' is not allowed to \(operation) it at \(endpoint.absoluteString) (\(message))"
+                    )
+                case .unavailable(let mayHaveApplied):
+                    if mayHaveApplied && !idempotent {
+                        throw OutcomeUnknown(detail: "\(endpoint.absoluteString): \(message)")
+                    }
+                    note(message, for: index, in: &lastSaid)
+                    step += 1
+                case .invalidToken where configuration.credentials == nil:
+                    throw PreferencesError.io(
+                        operation: operation, path: subject, code: EACCES,
+                        message:
+                            "etcd at \(endpoint.absoluteString) requires a user (\(message)): set $PREFS_ETCD_USER with $PREFS_ETCD_PASSWORD or a password file"
+                    )
+                case .invalidToken, .other:
+                    throw PreferencesError.io(
+                        operation: operation, path: subject, code: EIO,
+                        message: "etcd at \(endpoint.absoluteString) said: \(message)")
+                }
+            case .transport(let message, let sent):
+                if sent && !idempotent {
+                    throw OutcomeUnknown(detail: "\(endpoint.absoluteString): \(message)")
+                }
+                note(message, for: index, in: &lastSaid)
+                step += 1
+            }
+        }
+    }
+
+    /// Keeps what an endpoint said last; a time-out that only means the
+    /// call's own deadline came does not hide a more telling earlier reason
+    /// (a certificate the system does not trust, a refused connection).
+    private func note(_ message: String, for index: Int, in lastSaid: inout [String?]) {
+        if message == "timed out", lastSaid[index] != nil { return }
+        lastSaid[index] = message
+    }
+
+    private func unreachable(operation: String, lastSaid: [String?]) -> PreferencesError {
+        let endpoints = configuration.endpoints
+        let said = endpoints.indices.map { index in
+            "\(endpoints[index].absoluteString) (\(lastSaid[index] ?? "no answer"))"
+        }
+        let seconds = String(format: "%g", configuration.timeout)
+        return PreferencesError.io(
+            operation: operation, path: subject, code: ETIMEDOUT,
+            message:
+                "no etcd endpoint answered within \(seconds) s: \(said.joined(separator: ", "))")
+    }
+
+    /// A failure that sends the call to the next endpoint.
+    private struct EndpointFailure: Error {
+        let message: String
+    }
+
+    /// Returns the token for a call, signing in at `endpoint` when there is none yet.
+    private func signIn(at endpoint: URL, deadline: DispatchTime) throws -> String? {
+        guard let credentials = configuration.credentials else { return nil }
+        if let token = shared.withLock({ $0.token }) { return token.isEmpty ? nil : token }
+        let payload = try JSONSerialization.data(withJSONObject: [
+            "name": credentials.user, "password": credentials.password,
+        ])
+        switch send("/v3/auth/authenticate", payload, to: endpoint, token: nil, deadline: deadline)
+        {
+        case .transport(let message, _):
+            throw EndpointFailure(message: message)
+        case .reply(let status, let json):
+            if status == 200, let token = json["token"] as? String {
+                shared.withLock { $0.token = token }
+                return token
+            }
+            let message = Self.errorMessage(json) ?? "HTTP status \(status)"
+            if message.contains("authentication is not enabled") {
+                shared.withLock { $0.token = "" }
+                return nil
+            }
+            if case .unavailable = Self.classify(message, status: status) {
+                throw EndpointFailure(message: message)
+            }
+            throw PreferencesError.io(
+                operation: "sign in to etcd as", path: "user '\(credentials.user)'",
+                code: EACCES, message: "\(endpoint.absoluteString) said: \(message)")
+        }
+    }
+
+    // MARK: One request
+
+    /// The transport for an endpoint: sockets for `http`, `URLSession` for `https`.
+    func transport(for endpoint: URL) -> any EtcdTransport {
+        endpoint.scheme?.lowercased() == "https" ? secureTransport : plainTransport
+    }
+
+    /// Sends one request to one endpoint and waits (blocking) for the answer.
+    func send(
+        _ path: String, _ payload: Data, to endpoint: URL, token: String?, deadline: DispatchTime
+    ) -> EtcdAnswer {
+        transport(for: endpoint).send(path, payload, to: endpoint, token: token, deadline: deadline)
+    }
+
+    // MARK: Replies
+
+    enum ErrorKind: Equatable {
+        case invalidToken
+        case permissionDenied
+        /// Worth trying elsewhere; `mayHaveApplied` when the request may
+        /// still have been carried out.
+        case unavailable(mayHaveApplied: Bool)
+        case other
+    }
+
+    static func classify(_ message: String, status: Int) -> ErrorKind {
+        if message.contains("invalid auth token") || message.contains("user name is empty")
+            || message.contains("auth: revision")
+        {
+            return .invalidToken
+        }
+        if message.contains("permission denied") { return .permissionDenied }
+        if message.contains("leader changed") || message.contains("request timed out")
+            || message.contains("timed out")
+        {
+            return .unavailable(mayHaveApplied: true)
+        }
+        if message.contains("no leader") || message.contains("not capable")
+            || message.contains("too many requests") || message.contains("unhealthy")
+            || message.contains("stopped") || status >= 500
+        {
+            return .unavailable(mayHaveApplied: status == 504)
+        }
+        return .other
+    }
+
+    static func errorMessage(_ json: [String: Any]) -> String? {
+        if let text = json["error"] as? String { return text }
+        if let text = json["message"] as? String { return text }
+        if let nested = json["error"] as? [String: Any], let text = nested["message"] as? String {
+            return text
+        }
+        return nil
+    }
+
+    static func seconds(from start: DispatchTime, to end: DispatchTime) -> Double {
+        guard end > start else { return 0 }
+        return Double(end.uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+    }
+}
+
+// MARK: JSON helpers
+
+extension EtcdClient {
+    /// Base64 of UTF-8 text or bytes, as the gateway wants keys and values.
+    static func base64(_ text: String) -> String { Data(text.utf8).base64EncodedString() }
+    static func base64(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
+
+    /// A 64-bit number the gateway sends as a string (or omits when 0).
+    static func int64(_ value: Any?) -> Int64 {
+        if let text = value as? String { return Int64(text) ?? 0 }
+        if let number = value as? NSNumber { return number.int64Value }
+        return 0
+    }
+
+    /// The header's store revision.
+    static func headerRevision(_ json: [String: Any]) -> Int64 {
+        int64((json["header"] as? [String: Any])?["revision"])
+    }
+
+    /// The bytes of a base64 field; an omitted field is empty.
+    static func bytes(_ value: Any?) -> [UInt8] {
+        guard let text = value as? String, let data = Data(base64Encoded: text) else { return [] }
+        return Array(data)
+    }
+}

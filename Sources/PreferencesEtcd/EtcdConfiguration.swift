@@ -1,0 +1,129 @@
+import Foundation
+import Preferences
+
+/// Where an etcd cluster answers and how to sign in to it.
+///
+/// ```swift
+/// let cluster = try EtcdConfiguration(
+///     endpoints: "http://etcd-1:2379,http://etcd-2:2379",
+///     credentials: .fromEnvironment())
+/// let store = try await PreferencesStore(etcd: cluster, suite: "com.example.app")
+/// ```
+public struct EtcdConfiguration: Sendable, Equatable {
+    /// The members' client URLs (`http://host:2379`, `https://…`), tried in order.
+    public var endpoints: [URL]
+    /// The user to sign in as, or nil when the cluster does not use authentication.
+    public var credentials: EtcdCredentials?
+    /// How long a call may take, over all endpoints and retries, before it
+    /// fails with ``PreferencesError/io(operation:path:code:message:)`` (5 s).
+    public var timeout: TimeInterval
+    /// The cluster's request size limit (`--max-request-bytes`, 1.5 MiB by default).
+    public var maxRequestBytes: Int
+
+    /// etcd's default request size limit: 1.5 MiB.
+    public static let defaultMaxRequestBytes = 1_572_864
+
+    /// A configuration for `endpoints`.
+    public init(
+        endpoints: [URL], credentials: EtcdCredentials? = nil, timeout: TimeInterval = 5,
+        maxRequestBytes: Int = EtcdConfiguration.defaultMaxRequestBytes
+    ) {
+        self.endpoints = endpoints
+        self.credentials = credentials
+        self.timeout = timeout
+        self.maxRequestBytes = maxRequestBytes
+    }
+
+    /// A configuration for comma-separated endpoint URLs
+    /// (`http://etcd-1:2379,http://etcd-2:2379`).
+    ///
+    /// - Throws: ``PreferencesError/invalidValue(key:reason:)`` naming the
+    ///   endpoint that is not an `http` or `https` URL with a host.
+    public init(
+        endpoints list: String, credentials: EtcdCredentials? = nil, timeout: TimeInterval = 5,
+        maxRequestBytes: Int = EtcdConfiguration.defaultMaxRequestBytes
+    ) throws {
+        var endpoints: [URL] = []
+        for part in list.split(separator: ",") {
+            let text = part.trimmingCharacters(in: .whitespaces)
+            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+                scheme == "http" || scheme == "https", url.host?.isEmpty == false
+            else {
+                throw PreferencesError.invalidValue(
+                    key: "etcd endpoints",
+                    reason: "'\(text)' is not an http:// or https:// URL with a host")
+            }
+            endpoints.append(url)
+        }
+        guard !endpoints.isEmpty else {
+            throw PreferencesError.invalidValue(
+                key: "etcd endpoints", reason: "no endpoint given (comma-separated URLs)")
+        }
+        self.init(
+            endpoints: endpoints, credentials: credentials, timeout: timeout,
+            maxRequestBytes: maxRequestBytes)
+    }
+
+    /// The endpoints as given, comma-separated.
+    public var endpointList: String {
+        endpoints.map { $0.absoluteString }.joined(separator: ",")
+    }
+}
+
+/// An etcd user name and password, exchanged for a token at
+/// `/v3/auth/authenticate`. The password never comes from the command line.
+public struct EtcdCredentials: Sendable, Equatable {
+    /// The etcd user.
+    public var user: String
+    /// The user's password.
+    public var password: String
+
+    /// Credentials for `user`.
+    public init(user: String, password: String) {
+        self.user = user
+        self.password = password
+    }
+
+    /// `$PREFS_ETCD_USER` with `$PREFS_ETCD_PASSWORD`, or with the first line
+    /// of `passwordFile` (which wins over the variable); nil without a user.
+    ///
+    /// - Throws: ``PreferencesError/io(operation:path:code:message:)`` when
+    ///   the password file cannot be read, and
+    ///   ``PreferencesError/invalidValue(key:reason:)`` when a user is set
+    ///   without any password.
+    public static func fromEnvironment(
+        _ environment: [String: String] = ProcessInfo.processInfo.environment,
+        passwordFile: String? = nil
+    ) throws -> EtcdCredentials? {
+        guard let user = environment["PREFS_ETCD_USER"], !user.isEmpty else {
+            if let passwordFile {
+                throw PreferencesError.invalidValue(
+                    key: "PREFS_ETCD_USER",
+                    reason:
+                        "a password file (\(passwordFile)) needs the user name in $PREFS_ETCD_USER")
+            }
+            return nil
+        }
+        if let passwordFile {
+            let data: Data
+            do {
+                data = try Data(contentsOf: URL(fileURLWithPath: passwordFile))
+            } catch {
+                throw PreferencesError.io(
+                    operation: "read the etcd password file", path: passwordFile, code: 0,
+                    message: "\((error as NSError).localizedDescription)")
+            }
+            let text = String(decoding: data, as: UTF8.self)
+            let line = text.split(separator: "\n", omittingEmptySubsequences: false).first ?? ""
+            return EtcdCredentials(user: user, password: String(line))
+        }
+        guard let password = environment["PREFS_ETCD_PASSWORD"] else {
+            throw PreferencesError.invalidValue(
+                key: "PREFS_ETCD_USER",
+                reason:
+                    "user '\(user)' needs a password: set $PREFS_ETCD_PASSWORD or give a password file"
+            )
+        }
+        return EtcdCredentials(user: user, password: password)
+    }
+}

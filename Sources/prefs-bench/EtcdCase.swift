@@ -1,0 +1,206 @@
+import Foundation
+import Preferences
+import PreferencesEtcd
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// P9: the etcd backend on a three-member cluster on loopback, started by
+/// the benchmark (Debian's `etcd-server`; the row says so when it is not
+/// installed).
+///
+/// - `set`: a store with a running change feed (so it knows the key's
+///   revision from its watch) against the floor: one bare compare-and-swap
+///   transaction of the same document through `EtcdStorage.write`, with no
+///   store around it, on its own kept-alive connection (as the store's is),
+///   measured side by side.
+/// - Delivery: from the start of a `set` on one replica to another
+///   replica's feed running with the value (separate states, as in two
+///   processes), over 200 rounds.
+extension Cases {
+    func etcd() async throws -> Row {
+        guard let server = executable("etcd") else {
+            return Row(
+                id: "P9", measure: "etcd set; delivery to another replica",
+                ours: "not run: etcd-server is not installed", comparison: "—", ratio: nil,
+                target: "≤ 1.5×; p50 ≤ 10 ms", met: nil)
+        }
+        let cluster = try BenchCluster(server: server, directory: file("etcd"))
+        defer { cluster.stop() }
+        let configuration = EtcdConfiguration(endpoints: cluster.endpoints)
+        let rounds = quick ? 50 : 200
+
+        // set against one bare transaction.
+        let store = try await PreferencesStore(
+            storage: EtcdStorage(configuration: configuration, key: "/bench/set"))
+        let feed = store.changes(.benchCounter)
+        let watching = Task { for await _ in feed {} }
+        defer { watching.cancel() }
+        try await store.edit { prefs in
+            for (key, value) in twentyValues() { prefs[raw: key] = value }
+        }
+        let bare = try EtcdStorage(configuration: configuration, key: "/bench/bare")
+        // The store's own document, byte for byte.
+        let storage = store.storage
+        let read = try await onThread { try storage.read().bytes }
+        guard let bytes = read else { throw BenchFailure("the store's key is empty") }
+        var revision = StorageRevision.absent
+        var sets: [Double] = []
+        var transactions: [Double] = []
+        for round in 0..<(rounds + 10) {
+            let setTime = try await timeAsync { try await store.set(.benchCounter, round + 1) }
+            let expected = revision
+            let (transactionTime, next) = try await onThread {
+                var next: StorageRevision?
+                let elapsed = try time { next = try bare.write(bytes, ifRevision: expected) }
+                return (elapsed, next)
+            }
+            guard let next else { throw BenchFailure("the bare transaction lost its compare") }
+            revision = next
+            if round >= 10 {  // warm-up
+                sets.append(setTime)
+                transactions.append(transactionTime)
+            }
+        }
+        let ratio = pairedRatio(sets, transactions)
+
+        // Delivery to another replica.
+        let writer = try await PreferencesStore(
+            storage: EtcdStorage(
+                configuration: configuration, key: "/bench/delivery", sharesStateInProcess: false))
+        let reader = try await PreferencesStore(
+            storage: EtcdStorage(
+                configuration: configuration, key: "/bench/delivery", sharesStateInProcess: false))
+        let delivery = try await deliveries(
+            store: reader, count: rounds,
+            write: { _, value in
+                let start = wallClock()
+                try await writer.set(.benchCounter, value)
+                return start
+            })
+        let p50 = median(delivery)
+        let p90 = percentile(delivery, 0.9)
+        return Row(
+            id: "P9", measure: "etcd (3 members): one set; delivery to another replica",
+            ours:
+                "set \(format(nanoseconds: median(sets))); delivery p50 \(format(nanoseconds: p50)), p90 \(format(nanoseconds: p90))",
+            comparison: "one bare txn \(format(nanoseconds: median(transactions)))",
+            ratio: ratio, target: "≤ 1.5×; p50 ≤ 10 ms", met: ratio <= 1.5 && p50 <= 10_000_000,
+            detail: [
+                "set_p50_ns": median(sets), "txn_p50_ns": median(transactions),
+                "delivery_p50_ns": p50, "delivery_p90_ns": p90,
+            ])
+    }
+}
+
+struct BenchFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Runs blocking work on a thread of its own (etcd calls block).
+func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+    }
+}
+
+func executable(_ name: String) -> String? {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+    return path.split(separator: ":").map { "\($0)/\(name)" }
+        .first { FileManager.default.isExecutableFile(atPath: $0) }
+}
+
+/// Three etcd members on loopback ports, each under `timeout` (so none
+/// outlives the benchmark by more than ten minutes), stopped at the end.
+final class BenchCluster {
+    let endpoints: [URL]
+    private var processes: [Process] = []
+
+    private var dataDirectory: URL?
+
+    init(server: String, directory: URL) throws {
+        let ports = try freePorts(6)
+        let names = ["b0", "b1", "b2"]
+        let peers = names.indices.map { "http://127.0.0.1:\(ports[2 * $0 + 1])" }
+        endpoints = names.indices.map { URL(string: "http://127.0.0.1:\(ports[2 * $0])")! }
+        let initial = names.indices.map { "\(names[$0])=\(peers[$0])" }.joined(separator: ",")
+        // In memory where possible: the benchmark measures the client, not the disk.
+        let base =
+            FileManager.default.fileExists(atPath: "/dev/shm")
+            ? URL(fileURLWithPath: "/dev/shm/prefs-bench-etcd-\(UUID().uuidString)") : directory
+        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+        dataDirectory = base
+        let token = "bench-\(UUID().uuidString)"
+        for index in names.indices {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+            process.arguments = [
+                "--signal=KILL", "600", server, "--name", names[index],
+                "--data-dir", base.appendingPathComponent(names[index]).path,
+                "--listen-client-urls", endpoints[index].absoluteString,
+                "--advertise-client-urls", endpoints[index].absoluteString,
+                "--listen-peer-urls", peers[index], "--initial-advertise-peer-urls", peers[index],
+                "--initial-cluster", initial, "--initial-cluster-state", "new",
+                "--initial-cluster-token", token,
+                "--logger", "zap", "--log-level", "error",
+            ]
+            let log = base.appendingPathComponent("\(names[index]).log").path
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
+            process.standardOutput = FileHandle(forWritingAtPath: log)
+            process.standardError = FileHandle(forWritingAtPath: log)
+            try process.run()
+            processes.append(process)
+        }
+        // Ready when a read goes through.
+        do {
+            let probe = try EtcdStorage(
+                configuration: EtcdConfiguration(endpoints: endpoints, timeout: 20),
+                key: "/bench/ready")
+            _ = try probe.read()
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    func stop() {
+        for process in processes where process.isRunning {
+            let wrapper = process.processIdentifier
+            if let children = try? String(
+                contentsOfFile: "/proc/\(wrapper)/task/\(wrapper)/children", encoding: .utf8),
+                let server = children.split(separator: " ").first.flatMap({ Int32($0) })
+            {
+                kill(server, SIGKILL)
+            }
+            kill(wrapper, SIGKILL)
+            process.waitUntilExit()
+        }
+        if let dataDirectory { try? FileManager.default.removeItem(at: dataDirectory) }
+    }
+}
+
+/// Loopback ports that were free a moment ago (bound to port 0, then released).
+func freePorts(_ count: Int) throws -> [Int] {
+    var sockets: [Int32] = []
+    defer { for socket in sockets { close(socket) } }
+    var ports: [Int] = []
+    for _ in 0..<count {
+        let handle = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard handle >= 0 else { throw BenchFailure("socket: \(String(cString: strerror(errno)))") }
+        sockets.append(handle)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(handle, pointer, length) == 0 && getsockname(handle, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw BenchFailure("bind: \(String(cString: strerror(errno)))") }
+        ports.append(Int(UInt16(bigEndian: address.sin_port)))
+    }
+    return ports
+}

@@ -1,0 +1,130 @@
+import Foundation
+import PreferencesEtcd
+import Testing
+
+@testable import Preferences
+
+/// `prefs` against etcd (E7): the same commands, output and exit codes as
+/// on a file.
+@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason))
+struct EtcdCLITests {
+    /// Runs `prefs` off the cooperative pool, with PREFS_ETCD_* cleared
+    /// and `environment` added.
+    func prefs(_ arguments: [String], environment: [String: String] = [:]) async throws
+        -> ProcessOutput
+    {
+        var merged = ProcessInfo.processInfo.environment
+        for name in ["PREFS_ETCD_ENDPOINTS", "PREFS_ETCD_USER", "PREFS_ETCD_PASSWORD"] {
+            merged[name] = nil
+        }
+        merged.merge(environment) { _, new in new }
+        let final = merged
+        return try await offPool { try run("prefs", arguments, environment: final) }
+    }
+
+    @Test func everyCommandWorksOnASuiteInEtcdWithTheSameOutput() async throws {
+        let cluster = try await SharedEtcd.cluster()
+        let suite = "cli-\(UUID().uuidString.prefix(8))"
+        let etcd = ["--etcd", cluster.endpointList, "--suite", suite]
+
+        #expect(try await prefs(etcd + ["path"]).line == "/prefs/\(suite)")
+        #expect(try await prefs(etcd + ["get", "dark_mode"]).status == 1)
+        #expect(try await prefs(etcd + ["set", "dark_mode", "true"]).status == 0)
+        #expect(try await prefs(etcd + ["set", "language", "fr"]).status == 0)
+        #expect(try await prefs(etcd + ["get", "language"]).line == "fr")
+        #expect(try await prefs(etcd + ["get", "language", "--json"]).line == "\"fr\"")
+        let listed = try await prefs(etcd + ["list"])
+        #expect(listed.standardOutput == "dark_mode = true\nlanguage = \"fr\"\n")
+        let bad = try await prefs(etcd + ["set", "limits", "{oops", "--type", "json"])
+        #expect(bad.status == 3, "\(bad.standardError)")
+        #expect(try await prefs(etcd + ["delete", "language"]).status == 0)
+        #expect(try await prefs(etcd + ["delete", "language"]).status == 1)
+        #expect(try await prefs(etcd + ["check"]).status == 0)
+
+        // The library sees what the CLI wrote, under /prefs/NAME.
+        let store = try await PreferencesStore(
+            etcd: cluster.configuration(), suite: suite)
+        #expect(store[.darkMode] == true)
+        #expect(store[.language] == "en")
+    }
+
+    @Test func theEndpointsCanComeFromTheEnvironmentAndAKeyCanBeGiven() async throws {
+        let cluster = try await SharedEtcd.cluster()
+        let key = uniqueKey("cli")
+        let environment = ["PREFS_ETCD_ENDPOINTS": cluster.endpointList]
+        #expect(
+            try await prefs(["--key", key, "set", "counter", "3"], environment: environment).status
+                == 0)
+        #expect(try await prefs(["--key", key, "path"], environment: environment).line == key)
+        #expect(
+            try await prefs(["--etcd", cluster.endpointList, "--key", key, "get", "counter"]).line
+                == "3")
+        let shown = try await offPool { try cluster.etcdctl(["get", key, "--print-value-only"]) }
+        #expect(shown.standardOutput.contains("\"counter\" : 3"))
+    }
+
+    @Test func badFlagsAreUsageErrors() async throws {
+        let cluster = try await SharedEtcd.cluster()
+        let both = try await prefs([
+            "--etcd", cluster.endpointList, "--file", "/tmp/x.json", "list",
+        ])
+        #expect(both.status == 2, "\(both.standardError)")
+        let notURL = try await prefs(["--etcd", "etcd-1:2379", "list"])
+        #expect(notURL.status == 2)
+        #expect(notURL.standardError.contains("'etcd-1:2379'"))
+        let keyAlone = try await prefs(["--key", "/prefs/x", "list"])
+        #expect(keyAlone.status == 2)
+    }
+
+    @Test func anUnreachableClusterIsExitFiveNamingTheEndpoints() async throws {
+        let ports = try EtcdCluster.freePorts(2)
+        let endpoints = ports.map { "http://127.0.0.1:\($0)" }
+        let result = try await prefs(["--etcd", endpoints.joined(separator: ","), "get", "x"])
+        #expect(result.status == 5)
+        #expect(result.standardError.hasPrefix("prefs: error: "))
+        #expect(
+            endpoints.allSatisfy { result.standardError.contains($0) }, "\(result.standardError)")
+        #expect(result.standardError.split(separator: "\n").count == 1)
+    }
+
+    @Test func aPasswordComesFromAFileNeverFromTheCommandLine() async throws {
+        let cluster = try await SharedEtcd.cluster()
+        let directory = try TemporaryDirectory()
+        let passwordFile = directory.file("password")
+        try write("secret\n", to: passwordFile)
+        // No authentication on this member: the sign-in is skipped, the command works.
+        let result = try await prefs(
+            [
+                "--etcd", cluster.endpointList, "--key", uniqueKey("cli"),
+                "--etcd-password-file", passwordFile.path, "set", "a", "1",
+            ],
+            environment: ["PREFS_ETCD_USER": "someone"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let noUser = try await prefs(
+            [
+                "--etcd", cluster.endpointList, "--etcd-password-file", passwordFile.path, "list",
+            ])
+        #expect(noUser.status == 2, "\(noUser.standardError)")
+    }
+
+    @Test func watchStreamsAFleetsChanges() async throws {
+        let cluster = try await SharedEtcd.cluster()
+        let key = uniqueKey("cli-watch")
+        let writer = try await PreferencesStore(storage: cluster.storage(key, sharesState: false))
+        try await writer.set(.counter, 1)
+        let watch = try RunningProcess(
+            "prefs", ["--etcd", cluster.endpointList, "--key", key, "watch", "counter"])
+        // Killed if the test stops early; reaped with the Process object.
+        defer { watch.kill() }
+        #expect(try await watch.nextLine() == #"{"key":"counter","value":1}"#)
+        try await writer.set(.counter, 2)
+        #expect(try await watch.nextLine() == #"{"key":"counter","value":2}"#)
+        let put = try await offPool {
+            try cluster.etcdctl(["put", key], input: storeFile(#"{ "counter" : 7 }"#))
+        }
+        #expect(put.status == 0)
+        #expect(try await watch.nextLine() == #"{"key":"counter","value":7}"#)
+        watch.kill(SIGTERM)
+        #expect(try await watch.exit() == 0)
+    }
+}

@@ -1,0 +1,405 @@
+import Dispatch
+import Foundation
+import Preferences
+import Testing
+
+@testable import PreferencesEtcd
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The `etcd` server binary, when installed (Debian's `etcd-server`).
+let etcdServerPath: String? = findExecutable("etcd")
+/// The `etcdctl` client (Debian's `etcd-client`).
+let etcdctlPath: String? = findExecutable("etcdctl")
+/// Whether the etcd tests can run here.
+let etcdAvailable = etcdServerPath != nil && etcdctlPath != nil
+let etcdUnavailableReason: Comment = "etcd-server and etcd-client are not installed"
+
+func findExecutable(_ name: String) -> String? {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+    for directory in path.split(separator: ":") + ["/usr/bin", "/usr/local/bin"] {
+        let candidate = "\(directory)/\(name)"
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+    }
+    return nil
+}
+
+/// Runs blocking work (an etcd call, a child process) on a dispatch queue,
+/// never on Swift's cooperative pool, and awaits its result.
+func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+    }
+}
+
+/// A real etcd cluster for one test: one or three members on free loopback
+/// ports, each with its own data directory in a temporary folder.
+///
+/// Every member runs under `timeout` (so even a test process that dies
+/// cannot leave a server running for more than a few minutes) and is
+/// killed when the cluster object goes away. All methods block: call them
+/// through ``offPool(_:)`` from async tests.
+final class EtcdCluster: @unchecked Sendable {
+    struct Member {
+        let name: String
+        let clientPort: Int
+        let peerPort: Int
+        let dataDirectory: String
+        var process: Process?
+        var scheme = "http"
+        var clientURL: URL { URL(string: "\(scheme)://127.0.0.1:\(clientPort)")! }
+        var peerURL: String { "http://127.0.0.1:\(peerPort)" }
+    }
+
+    /// The longest a member process may live.
+    static let lifetime = 300
+    /// Data directories and logs; in memory (/dev/shm) where there is one,
+    /// so members' fsyncs cost little.
+    let directory: TemporaryDirectory
+    private(set) var members: [Member]
+    let token = "prefs-test-\(UUID().uuidString.prefix(8))"
+    let extraArguments: [String]
+    private let lock = NSLock()
+
+    /// Starts `size` members and waits (up to 20 s) until the cluster has a leader.
+    /// With TLS: the server's certificate and key, and the authority that
+    /// signed it (for `etcdctl`); clients then use `https://`.
+    struct TLS {
+        let certificate: String
+        let key: String
+        let authority: String
+    }
+    let tls: TLS?
+
+    init(size: Int = 1, extraArguments: [String] = [], tls: TLS? = nil) throws {
+        self.tls = tls
+        directory = try TemporaryDirectory(
+            in: FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : nil)
+        self.extraArguments = extraArguments
+        var ports = try Self.freePorts(2 * size)
+        members = (0..<size).map { index in
+            Member(
+                name: "m\(index)", clientPort: ports.removeFirst(), peerPort: ports.removeFirst(),
+                dataDirectory: "", process: nil)
+        }
+        members = members.map {
+            Member(
+                name: $0.name, clientPort: $0.clientPort, peerPort: $0.peerPort,
+                dataDirectory: directory.path + "/" + $0.name, process: nil)
+        }
+        if tls != nil {
+            for index in members.indices { members[index].scheme = "https" }
+        }
+        for index in members.indices { try launch(index, state: "new") }
+        try waitForLeader(deadline: 20)
+    }
+
+    deinit {
+        for index in members.indices { kill(index) }
+    }
+
+    /// Ports that were free a moment ago (bound with port 0, then released).
+    static func freePorts(_ count: Int) throws -> [Int] {
+        var sockets: [Int32] = []
+        defer { for socket in sockets { close(socket) } }
+        var ports: [Int] = []
+        for _ in 0..<count {
+            #if canImport(Glibc)
+                let handle = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            #else
+                let handle = socket(AF_INET, SOCK_STREAM, 0)
+            #endif
+            guard handle >= 0 else { throw PortError() }
+            sockets.append(handle)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = 0
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                    bind(handle, pointer, length) == 0 && getsockname(handle, pointer, &length) == 0
+                }
+            }
+            guard bound else { throw PortError() }
+            ports.append(Int(UInt16(bigEndian: address.sin_port)))
+        }
+        return ports
+    }
+
+    struct PortError: Error {}
+
+    var endpoints: [URL] { members.map { $0.clientURL } }
+    var endpointList: String { endpoints.map { $0.absoluteString }.joined(separator: ",") }
+
+    /// A client configuration for the whole cluster.
+    func configuration(timeout: TimeInterval = 5, credentials: EtcdCredentials? = nil)
+        -> EtcdConfiguration
+    {
+        EtcdConfiguration(endpoints: endpoints, credentials: credentials, timeout: timeout)
+    }
+
+    /// A backend for `key` on this cluster.
+    func storage(
+        _ key: String, timeout: TimeInterval = 5, credentials: EtcdCredentials? = nil,
+        sharesState: Bool = true
+    ) throws -> EtcdStorage {
+        try EtcdStorage(
+            configuration: configuration(timeout: timeout, credentials: credentials), key: key,
+            sharesStateInProcess: sharesState)
+    }
+
+    private func launch(_ index: Int, state: String) throws {
+        let member = members[index]
+        let initialCluster = members.map { "\($0.name)=\($0.peerURL)" }.joined(separator: ",")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        process.arguments =
+            [
+                "--signal=KILL", "\(Self.lifetime)", etcdServerPath!,
+                "--name", member.name, "--data-dir", member.dataDirectory,
+                "--listen-client-urls", member.clientURL.absoluteString,
+                "--advertise-client-urls", member.clientURL.absoluteString,
+                "--listen-peer-urls", member.peerURL,
+                "--initial-advertise-peer-urls", member.peerURL,
+                "--initial-cluster", initialCluster,
+                "--initial-cluster-state", state,
+                "--initial-cluster-token", token,
+                "--heartbeat-interval", "50", "--election-timeout", "500",
+                "--logger", "zap", "--log-level", "error",
+            ] + extraArguments
+            + (tls.map { ["--cert-file", $0.certificate, "--key-file", $0.key] } ?? [])
+        let log = FileHandle(
+            forWritingAtPath: createLog(directory.path + "/\(member.name).log"))
+        process.standardOutput = log
+        process.standardError = log
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // The member has its own copy; keep no descriptor per launch here.
+        try? log?.close()
+        lock.lock()
+        members[index].process = process
+        lock.unlock()
+    }
+
+    private func createLog(_ path: String) -> String {
+        if !FileManager.default.fileExists(atPath: path) {
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
+        }
+        return path
+    }
+
+    /// The etcd process under a member's `timeout` wrapper.
+    private func serverPID(_ index: Int) -> Int32? {
+        guard let wrapper = members[index].process, wrapper.isRunning else { return nil }
+        let pid = wrapper.processIdentifier
+        let children = try? String(
+            contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)
+        return children?.split(separator: " ").first.flatMap { Int32($0) }
+    }
+
+    /// Kills a member with SIGKILL and waits until it is gone.
+    func kill(_ index: Int) {
+        guard let process = members[index].process else { return }
+        if let server = serverPID(index) { sendSignal(SIGKILL, to: server) }
+        if process.isRunning { sendSignal(SIGKILL, to: process.processIdentifier) }
+        process.waitUntilExit()
+        lock.lock()
+        members[index].process = nil
+        lock.unlock()
+    }
+
+    /// Stops every member (SIGKILL).
+    func stopAll() {
+        for index in members.indices { kill(index) }
+    }
+
+    /// Starts a stopped member again on its data directory, and waits
+    /// until it answers (up to 20 s).
+    func restart(_ index: Int) throws {
+        try launch(index, state: "existing")
+        try waitForLeader(deadline: 20, members: [index])
+    }
+
+    /// Restarts every member and waits for a leader.
+    func restartAll() throws {
+        for index in members.indices { try launch(index, state: "existing") }
+        try waitForLeader(deadline: 20)
+    }
+
+    // MARK: Status
+
+    /// A raw gateway call to member `index`: the HTTP status and the JSON
+    /// reply. (Through the backend's socket transport: `URLSession` on Linux
+    /// aborts the process when a server drops a connection mid-request.)
+    func post(
+        _ index: Int, _ path: String, _ body: [String: Any], token: String? = nil,
+        timeout: TimeInterval = 5
+    ) throws -> (status: Int, json: [String: Any]) {
+        let payload = try JSONSerialization.data(withJSONObject: body)
+        let answer = SocketTransport().send(
+            path, payload, to: members[index].clientURL, token: token,
+            deadline: .now() + timeout)
+        switch answer {
+        case .reply(let status, let json):
+            return (status, json)
+        case .transport(let message, _):
+            throw ClusterError(message: "\(path) on member \(index): \(message)")
+        }
+    }
+
+    struct Status {
+        let memberID: String
+        let leader: String
+    }
+
+    /// `POST /v3/maintenance/status` on one member, or nil when it does not answer.
+    func status(_ index: Int, timeout: TimeInterval = 1) -> Status? {
+        guard let reply = try? post(index, "/v3/maintenance/status", [:], timeout: timeout),
+            reply.status == 200, let header = reply.json["header"] as? [String: Any]
+        else { return nil }
+        return Status(
+            memberID: header["member_id"] as? String ?? "",
+            leader: reply.json["leader"] as? String ?? "")
+    }
+
+    /// Waits until every listed member answers and knows a leader.
+    func waitForLeader(deadline seconds: TimeInterval, members indices: [Int]? = nil) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        let indices = indices ?? Array(members.indices)
+        if tls != nil {
+            // The socket transport speaks plain HTTP only: ask etcdctl.
+            while Date() < deadline {
+                if (try? etcdctl(["endpoint", "health"]))?.status == 0 { return }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+        }
+        while Date() < deadline {
+            if indices.allSatisfy({ status($0).map { !$0.leader.isEmpty } ?? false }) { return }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let logs = members.map { member in
+            "\(member.name): " + (contents(directory.file("\(member.name).log")) ?? "").suffix(500)
+        }
+        throw ClusterError(
+            message:
+                "etcd members \(indices) had no leader after \(seconds) s; logs: \(logs.joined(separator: " | "))"
+        )
+    }
+
+    struct ClusterError: Error, CustomStringConvertible {
+        let message: String
+        var description: String { message }
+    }
+
+    /// The index of the current leader.
+    func leaderIndex() throws -> Int {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            for index in members.indices where members[index].process != nil {
+                if let status = status(index), !status.leader.isEmpty,
+                    status.leader == status.memberID
+                {
+                    return index
+                }
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw ClusterError(message: "no member says it is the leader after 10 s")
+    }
+
+    // MARK: etcdctl
+
+    /// Runs `etcdctl` against the cluster, killed after 15 s at most.
+    @discardableResult
+    func etcdctl(_ arguments: [String], input: String? = nil, user: String? = nil) throws
+        -> ProcessOutput
+    {
+        var all = [
+            "--signal=KILL", "15", etcdctlPath!, "--endpoints=\(endpointList)",
+            "--dial-timeout=3s", "--command-timeout=5s",
+        ]
+        if let user { all.append("--user=\(user)") }
+        if let tls { all.append("--cacert=\(tls.authority)") }
+        return try runBounded("/usr/bin/timeout", all + arguments, input: input)
+    }
+}
+
+/// Runs a program to completion with optional standard input.
+func runBounded(
+    _ path: String, _ arguments: [String], input: String? = nil,
+    environment: [String: String]? = nil
+) throws -> ProcessOutput {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    let out = Pipe()
+    let err = Pipe()
+    let inPipe = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = inPipe
+    try process.run()
+    if let input { inPipe.fileHandleForWriting.write(Data(input.utf8)) }
+    try inPipe.fileHandleForWriting.close()
+    let errors = LockedBox(Data())
+    let readErrors = DispatchSemaphore(value: 0)
+    DispatchQueue.global().async {
+        errors.value = err.fileHandleForReading.readDataToEndOfFile()
+        readErrors.signal()
+    }
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    readErrors.wait()
+    process.waitUntilExit()
+    return ProcessOutput(
+        status: process.terminationStatus,
+        standardOutput: String(decoding: outData, as: UTF8.self),
+        standardError: String(decoding: errors.value, as: UTF8.self))
+}
+
+/// A value shared between threads in test helpers.
+final class LockedBox<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value {
+        get { lock.lock(); defer { lock.unlock() }; return stored }
+        set { lock.lock(); stored = newValue; lock.unlock() }
+    }
+}
+
+/// A key unique to one test.
+func uniqueKey(_ name: String = "store") -> String {
+    "/prefs-test/\(name)-\(UUID().uuidString.prefix(8))"
+}
+
+/// One single-member cluster shared by the tests that need nothing but a
+/// working etcd (each uses its own keys); stopped when the test process exits.
+enum SharedEtcd {
+    private static let shared = LockedBox<EtcdCluster?>(nil)
+    private static let starting = NSLock()
+
+    static func cluster() async throws -> EtcdCluster {
+        try await offPool {
+            starting.lock()
+            defer { starting.unlock() }
+            if let cluster = shared.value { return cluster }
+            let cluster = try EtcdCluster(size: 1)
+            shared.value = cluster
+            atexit { SharedEtcd.stop() }
+            return cluster
+        }
+    }
+
+    private static func stop() {
+        guard let cluster = shared.value else { return }
+        cluster.stopAll()
+        // Process exit runs no deinit: remove the data directory here.
+        try? FileManager.default.removeItem(at: cluster.directory.url)
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import PreferencesEtcd
+import Testing
+
+@testable import Preferences
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A fleet on a real three-member cluster: separate processes incrementing
+/// one counter, with `prefs set` beside them, with the leader killed, and
+/// with the whole cluster down and back (SPEC §10, E2–E4).
+@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason))
+struct EtcdClusterTests {
+    static let processes = 4
+    static let increments = 200
+
+    /// Starts `prefs-harness increment` children on `key`.
+    func startIncrementers(_ cluster: EtcdCluster, _ key: String) throws -> [RunningProcess] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["PREFS_HARNESS_ETCD"] = cluster.endpointList
+        return try (0..<Self.processes).map { _ in
+            try RunningProcess(
+                "prefs-harness", ["increment", key, "counter", "\(Self.increments)"],
+                environment: environment)
+        }
+    }
+
+    /// Waits for every child to say "done" and exit 0, killing all of them
+    /// if that takes longer than `seconds`.
+    func finish(_ children: [RunningProcess], within seconds: Double) async throws -> [String] {
+        let watchdog = DispatchWorkItem {
+            for child in children { child.kill() }
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: watchdog)
+        defer { watchdog.cancel() }
+        return try await offPool {
+            children.map { child in
+                let limit = Duration.seconds(Int(seconds))
+                let said = ((try? child.readLine(timeout: limit)) ?? nil) ?? "<no output>"
+                let status = (try? child.wait(timeout: limit)) ?? -1
+                return status == 0 ? said : "\(said) (exit \(status))"
+            }
+        }
+    }
+
+    /// The counter as stored in etcd now.
+    func storedCounter(_ cluster: EtcdCluster, _ key: String) async throws -> Int {
+        let store = try await PreferencesStore(storage: cluster.storage(key, sharesState: false))
+        return store[.counter]
+    }
+
+    @Test func fourProcessesThroughThreeMembersWithPrefsSetBesideThemEndExact() async throws {
+        let cluster = try await offPool { try EtcdCluster(size: 3) }
+        let key = uniqueKey("increments")
+        let children = try startIncrementers(cluster, key)
+        // `prefs set` of another key in the same document, in a loop, until
+        // the incrementers are done: none of its writes may cost an increment.
+        let stop = LockedBox(false)
+        // On a dispatch thread: a blocking child must not hold a pool thread.
+        let setter = Task {
+            try await offPool { () -> (Int, String) in
+                var last = 0
+                while !stop.value {
+                    let result = try run(
+                        "prefs",
+                        [
+                            "--etcd", cluster.endpointList, "--key", key, "set", "operator",
+                            "\(last + 1)",
+                        ])
+                    guard result.status == 0 else { return (last, result.standardError) }
+                    last += 1
+                }
+                return (last, "")
+            }
+        }
+        let said = try await finish(children, within: 120)
+        stop.value = true
+        let (sets, failure) = try await setter.value
+        #expect(said == Array(repeating: "done", count: Self.processes))
+        #expect(failure.isEmpty, "prefs set failed: \(failure)")
+        #expect(sets > 0)
+        let store = try await PreferencesStore(storage: cluster.storage(key, sharesState: false))
+        #expect(store[.counter] == Self.processes * Self.increments)
+        #expect(store[PreferenceKey<Int>("operator", default: 0)] == sets)
+    }
+
+    @Test func theLeaderKilledMidRunLosesNoIncrementAndAppliesNoneTwice() async throws {
+        let cluster = try await offPool { try EtcdCluster(size: 3) }
+        let key = uniqueKey("leader-kill")
+        let observer = try await PreferencesStore(storage: cluster.storage(key, sharesState: false))
+        let feed = FeedRecorder(observer.changes(.counter))
+        let children = try startIncrementers(cluster, key)
+        let total = Self.processes * Self.increments
+
+        #expect(await feed.next(where: { $0 >= total / 4 }) != nil, "the run got going")
+        let leader = try await offPool { try cluster.leaderIndex() }
+        try await offPool { cluster.kill(leader) }
+        #expect(await feed.next(where: { $0 >= total / 2 }) != nil, "the run went on without it")
+        try await offPool { try cluster.restart(leader) }
+
+        let said = try await finish(children, within: 120)
+        #expect(said == Array(repeating: "done", count: Self.processes))
+        let stored = try await storedCounter(cluster, key)
+        #expect(
+            stored == total, "\(stored - total) increments applied twice (or lost, if negative)")
+        #expect(await feed.next(total) == total, "the observer's feed followed the new leader")
+    }
+
+    @Test func theWholeClusterDownFailsClearlyKeepsTheLastStateAndRecoversWithoutReopen()
+        async throws
+    {
+        let cluster = try await offPool { try EtcdCluster(size: 3) }
+        let key = uniqueKey("outage")
+        let store = try await PreferencesStore(storage: cluster.storage(key, timeout: 1.5))
+        let feed = FeedRecorder(store.changes(.counter))
+        let problems = FeedRecorder(store.problemChanges())
+        try await store.set(.counter, 1)
+        #expect(await feed.next(1) == 1)
+
+        // One member down: calls fail over to the others.
+        try await offPool { cluster.kill(0) }
+        try await store.set(.counter, 2)
+        #expect(await feed.next(2) == 2)
+
+        try await offPool { cluster.stopAll() }
+        await #expect {
+            try await store.set(.counter, 3)
+        } throws: { error in
+            guard case PreferencesError.io(_, let path, _, let message) = error else {
+                return false
+            }
+            return path == key
+                && cluster.endpoints.allSatisfy { message.contains($0.absoluteString) }
+        }
+        #expect(store[.counter] == 2, "reads serve the last known state")
+        let interrupted = await problems.next(where: { list in
+            list.contains { $0.message.contains("no etcd endpoint answered") }
+        })
+        #expect(interrupted != nil, "problems: \(store.problems)")
+
+        try await offPool { try cluster.restartAll() }
+        // Changed by someone else while this store was cut off from the cluster.
+        let other = try await PreferencesStore(storage: cluster.storage(key, sharesState: false))
+        try await other.set(.counter, 5)
+        #expect(await feed.next(5) == 5, "the feed delivers what changed meanwhile")
+        #expect(await problems.next([]) == [])
+        try await store.set(.counter, 6)
+        #expect(store[.counter] == 6)
+        #expect(try await storedCounter(cluster, key) == 6)
+    }
+}
