@@ -30,6 +30,28 @@ import Testing
         #expect(await feed.next() == 5)
     }
 
+    /// With live reads off, reads stay as they were until `reload()`. The
+    /// proof that the write would have been noticed: a live store on another
+    /// file of the same directory sees a write made after it.
+    @Test func withLiveReadsOffReadsChangeOnlyOnReload() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url, liveReads: false)
+        #expect(!store.core.isWatching)
+        let neighbour = try await PreferencesStore(fileURL: directory.file("other.json"))
+
+        var result = try run("prefs", ["--file", url.path, "set", "counter", "5"])
+        #expect(result.status == 0, "prefs set: \(result.standardError)")
+        result = try run("prefs", ["--file", neighbour.location, "set", "counter", "6"])
+        #expect(result.status == 0, "prefs set: \(result.standardError)")
+        let seen = await eventually { neighbour[.counter] == 6 }
+        #expect(seen, "the live neighbour never saw its write")
+        #expect(store[.counter] == 0)
+
+        try await store.reload()
+        #expect(store[.counter] == 5)
+    }
+
     @Test func aStoreInAMissingDirectorySeesTheDirectoryAndFileAppear() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.url.appendingPathComponent("later/prefs.json")
@@ -92,11 +114,15 @@ import Testing
                 let result = try? run("prefs", ["--file", url.path, "set", "counter", "\(round)"])
                 let returned = DispatchTime.now().uptimeNanoseconds
                 guard result?.status == 0 else {
-                    outcome.withLock { $0.failure = "prefs set failed: \(String(describing: result))" }
+                    outcome.withLock {
+                        $0.failure = "prefs set failed: \(String(describing: result))"
+                    }
                     return
                 }
                 guard let line = reader.readLine() else {
-                    outcome.withLock { $0.failure = "round \(round): the reader never saw the value" }
+                    outcome.withLock {
+                        $0.failure = "round \(round): the reader never saw the value"
+                    }
                     return
                 }
                 let words = line.split(separator: " ")
@@ -128,7 +154,8 @@ import Testing
     func fiveHundredStoresInFiftyDirectoriesStayOnOneInotifyInstance(feeds: Bool) async throws {
         let directory = try TemporaryDirectory()
         let child = try RunningProcess(
-            "prefs-harness", ["many-stores", directory.path, "500", "50"] + (feeds ? ["feeds"] : []))
+            "prefs-harness",
+            ["many-stores", directory.path, "500", "50"] + (feeds ? ["feeds"] : []))
         let watchdog = Watchdog(child, seconds: 120)
         defer {
             watchdog.cancel()
@@ -218,9 +245,10 @@ enum DirectoryWatches {
             let info =
                 (try? String(contentsOfFile: "/proc/self/fdinfo/\(descriptor)", encoding: .utf8))
                 ?? ""
-            total += info.split(separator: "\n").filter {
-                $0.hasPrefix("inotify wd:") && $0.contains(inode)
-            }.count
+            total +=
+                info.split(separator: "\n").filter {
+                    $0.hasPrefix("inotify wd:") && $0.contains(inode)
+                }.count
         }
         return total
     }

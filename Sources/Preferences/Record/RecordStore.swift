@@ -46,24 +46,29 @@ public final class RecordStore<Record: PreferencesRecord>: Sendable {
     }
 
     /// Opens the record in the file at `fileURL` (see
-    /// ``PreferencesStore/init(fileURL:migrations:corruption:limits:)``).
+    /// ``PreferencesStore/init(fileURL:migrations:corruption:limits:liveReads:)``;
+    /// with `liveReads`, ``value`` follows other processes' writes).
     public convenience init(
         fileURL: URL, migrations: [any PreferencesMigration] = [],
-        corruption: CorruptionPolicy = .fail, limits: PreferencesLimits = PreferencesLimits()
+        corruption: CorruptionPolicy = .fail, limits: PreferencesLimits = PreferencesLimits(),
+        liveReads: Bool = true
     ) async throws {
         self.init(
             store: try await PreferencesStore(
-                fileURL: fileURL, migrations: migrations, corruption: corruption, limits: limits))
+                fileURL: fileURL, migrations: migrations, corruption: corruption, limits: limits,
+                liveReads: liveReads))
     }
 
     /// Opens the record in the named suite at its standard location.
     public convenience init(
         suite: String, migrations: [any PreferencesMigration] = [],
-        corruption: CorruptionPolicy = .fail, limits: PreferencesLimits = PreferencesLimits()
+        corruption: CorruptionPolicy = .fail, limits: PreferencesLimits = PreferencesLimits(),
+        liveReads: Bool = true
     ) async throws {
         self.init(
             store: try await PreferencesStore(
-                suite: suite, migrations: migrations, corruption: corruption, limits: limits))
+                suite: suite, migrations: migrations, corruption: corruption, limits: limits,
+                liveReads: liveReads))
     }
 
     /// The record now: stored fields over the `init()` values. Never waits
