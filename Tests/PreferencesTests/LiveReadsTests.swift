@@ -66,7 +66,42 @@ import Testing
         #expect(native, "the store still polls although its directory exists")
     }
 
-    @Test func droppingEveryHandleReleasesTheCoreAndItsWatch() async throws {
+    /// A watched directory that is removed puts the store on polling, which
+    /// notices the directory and file coming back and hands over to the
+    /// directory watch again.
+    @Test func aRemovedDirectoryIsPolledUntilItComesBackThenWatchedAgain() async throws {
+        let directory = try TemporaryDirectory()
+        let folder = directory.url.appendingPathComponent("conf")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let url = folder.appendingPathComponent("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        let watcher = try #require(store.core.state.withLock { $0.watch } as? FileWatcher)
+        #expect(!watcher.usesPolling)
+
+        try FileManager.default.removeItem(at: folder)
+        let polling = await eventually { watcher.usesPolling }
+        #expect(polling, "the store kept its watch on a removed directory")
+
+        // `prefs set` creates the directory again.
+        var result = try run("prefs", ["--file", url.path, "set", "counter", "3"])
+        #expect(result.status == 0, "prefs set: \(result.standardError)")
+        let seen = await eventually { store[.counter] == 3 }
+        #expect(seen, "store[.counter] is \(store[.counter]) after the directory came back")
+        let native = await eventually { !watcher.usesPolling }
+        #expect(native, "the store still polls although its directory is back")
+        if Self.hasProc { #expect(DirectoryWatches.count(of: folder.path) == 1) }
+
+        result = try run("prefs", ["--file", url.path, "set", "counter", "4"])
+        #expect(result.status == 0, "prefs set: \(result.standardError)")
+        let again = await eventually { store[.counter] == 4 }
+        #expect(
+            again, "store[.counter] is \(store[.counter]) after a write to the watched directory")
+    }
+
+    static let hasProc = FileManager.default.fileExists(atPath: "/proc/self/fdinfo")
+
+    @Test(.enabled(if: hasProc, "counts the process's inotify watches in /proc/self/fdinfo"))
+    func droppingEveryHandleReleasesTheCoreAndItsWatch() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
         weak var core: StoreCore?
@@ -104,13 +139,15 @@ import Testing
             reader.kill()
             _ = reader.wait()
         }
-        let outcome = Locked<(delays: [UInt64], failure: String?)>(([], nil))
+        let outcome = Locked<(delays: [UInt64], fromLaunch: [UInt64], failure: String?)>(
+            ([], [], nil))
         await onThreads(1) { _ in
             guard reader.readLine() == "ready 0" else {
                 outcome.withLock { $0.failure = "the reader did not start" }
                 return
             }
             for round in 1...Self.rounds {
+                let launched = DispatchTime.now().uptimeNanoseconds
                 let result = try? run("prefs", ["--file", url.path, "set", "counter", "\(round)"])
                 let returned = DispatchTime.now().uptimeNanoseconds
                 guard result?.status == 0 else {
@@ -132,25 +169,36 @@ import Testing
                     outcome.withLock { $0.failure = "round \(round): unexpected line '\(line)'" }
                     return
                 }
-                outcome.withLock { $0.delays.append(seen > returned ? seen - returned : 0) }
+                outcome.withLock {
+                    $0.delays.append(seen > returned ? seen - returned : 0)
+                    $0.fromLaunch.append(seen - launched)
+                }
             }
         }
-        let (delays, failure) = outcome.withLock { ($0.delays, $0.failure) }
+        let (delays, fromLaunch, failure) = outcome.withLock {
+            ($0.delays, $0.fromLaunch, $0.failure)
+        }
         #expect(failure == nil, "\(failure ?? "")")
         #expect(delays.count == Self.rounds)
         guard !delays.isEmpty else { return }
-        let sorted = delays.sorted()
-        func ms(_ nanoseconds: UInt64) -> String {
-            String(format: "%.2f ms", Double(nanoseconds) / 1e6)
+        func summary(_ samples: [UInt64]) -> String {
+            let sorted = samples.sorted()
+            func ms(_ nanoseconds: UInt64) -> String {
+                String(format: "%.2f ms", Double(nanoseconds) / 1e6)
+            }
+            return "p50 \(ms(sorted[sorted.count / 2])), max \(ms(sorted[sorted.count - 1]))"
         }
         print(
-            "live read after `prefs set` returned (\(delays.count) rounds): "
-                + "p50 \(ms(sorted[sorted.count / 2])), max \(ms(sorted[sorted.count - 1]))")
+            "live read of another process's `prefs set` (\(delays.count) rounds): "
+                + "after it returned \(summary(delays)) (0 when seen before it exited); "
+                + "from its launch \(summary(fromLaunch))")
     }
 
     /// 500 stores in 50 directories, read without feeds (live reads) and with
     /// a feed each: one inotify instance, few threads, and every store live.
-    @Test(arguments: [false, true])
+    @Test(
+        .enabled(if: LiveReadsTests.hasProc, "counts inotify instances and threads in /proc/self"),
+        arguments: [false, true])
     func fiveHundredStoresInFiftyDirectoriesStayOnOneInotifyInstance(feeds: Bool) async throws {
         let directory = try TemporaryDirectory()
         let child = try RunningProcess(
@@ -189,7 +237,9 @@ import Testing
 
     /// Opening, watching and dropping 1,500 stores one after another leaves
     /// only a few threads.
-    @Test func fifteenHundredStoresOpenedAndDroppedLeaveFewThreads() async throws {
+    @Test(
+        .enabled(if: LiveReadsTests.hasProc, "counts inotify instances and threads in /proc/self"))
+    func fifteenHundredStoresOpenedAndDroppedLeaveFewThreads() async throws {
         let directory = try TemporaryDirectory()
         let child = try RunningProcess("prefs-harness", ["churn", directory.path, "1500"])
         let watchdog = Watchdog(child, seconds: 120)

@@ -90,10 +90,16 @@ final class FileWatcher: StorageWatch {
         onChange: @escaping @Sendable () -> Void
     ) throws -> FileWatcher {
         let watcher = FileWatcher(path: path, mechanism: mechanism, onChange: onChange)
-        // On the queue, so no event is handled before the watch is set up.
-        Self.queue.sync {
+        #if canImport(Darwin)
+            // On the queue, so no event is handled before the sources are set up.
+            Self.queue.sync {
+                if mechanism == .polling || !watcher.startNative() { watcher.startPolling() }
+            }
+        #else
+            // The directory watch may deliver events on the queue while this
+            // runs; the watcher is ready for them before it is registered.
             if mechanism == .polling || !watcher.startNative() { watcher.startPolling() }
-        }
+        #endif
         return watcher
     }
 
@@ -241,7 +247,7 @@ final class FileWatcher: StorageWatch {
             return wanted
         }
 
-        /// Puts this watcher on the process-wide directory watch; on the queue.
+        /// Puts this watcher on the process-wide directory watch.
         private func startNative() -> Bool {
             let target = Platform.resolveSymlinks(path)
             let started = running.withLock { running in

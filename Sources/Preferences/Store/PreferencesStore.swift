@@ -30,14 +30,17 @@ import Synchronization
 /// the last handle on the file goes away; reads never touch the disk, so
 /// they stay as fast as with live reads off.
 ///
-/// A write by another process is visible to reads within about 1 ms of that
-/// write returning, typically (a directory watch wakes the store, which
-/// re-reads the file); a write made by an editor in several steps settles
-/// for 25 ms first. Where the directory cannot be watched (it does not exist
-/// yet, or the system's watch limits are reached) the store polls the file
-/// every 20 ms instead, so the bound is then about 25 ms, and it goes back to
-/// the watch as soon as it can. Every process shares one directory watch per
-/// directory (one inotify instance on Linux) however many stores it opens.
+/// Staleness bound: a write by another process is visible to reads within a
+/// few milliseconds of that process's write returning, typically before it
+/// returns (the directory watch reports the rename onto the name, and the
+/// store re-reads the file, while the writer is still syncing the
+/// directory). A write made by an editor in several steps settles for 25 ms
+/// first. Where the directory cannot be watched (it does not exist yet, or
+/// the system's watch limits are reached) the store polls the file every
+/// 20 ms instead, so reads are then at most about 25 ms behind, and it goes
+/// back to the watch as soon as it can. A process has one directory watch
+/// per directory (one inotify instance on Linux) however many stores it
+/// opens.
 ///
 /// Pass `liveReads: false` to open a handle that sees other processes'
 /// writes only after ``reload()``, while a change feed is active, or when it
