@@ -12,10 +12,15 @@
     /// directories, not stores.
     ///
     /// The instance is created on first use and kept for the life of the
-    /// process (one descriptor); a watch on a directory is removed as soon as
-    /// no watcher needs it. Events are read on ``FileWatcher/queue``.
+    /// process (one descriptor). A directory's watch is kept for ``linger``
+    /// after its last watcher leaves, so a store reopened in the same
+    /// directory (or a second store there) costs no system call; then it is
+    /// removed. Events are read on ``FileWatcher/queue``.
     final class DirectoryWatchHub: Sendable {
         static let shared = DirectoryWatchHub()
+
+        /// How long a directory's watch outlives its last watcher.
+        static let linger = DispatchTimeInterval.seconds(1)
 
         private struct WeakWatcher: Sendable {
             weak var watcher: FileWatcher?
@@ -24,8 +29,11 @@
         private struct State: Sendable {
             /// The inotify descriptor, once started.
             var descriptor: Int32?
-            /// Per directory watch: per name, the watchers that care.
+            /// Per directory watch: per name, the watchers that care (empty
+            /// while the watch lingers).
             var names: [Int32: [String: [ObjectIdentifier: WeakWatcher]]] = [:]
+            /// The watch of each directory path watched.
+            var paths: [String: Int32] = [:]
             /// Per watcher: its directory watches and the names in each.
             var watches: [ObjectIdentifier: [Int32: Set<String>]] = [:]
         }
@@ -41,9 +49,6 @@
         /// The inotify descriptor, once the first watch started it.
         var descriptor: Int32? { state.withLock { $0.descriptor } }
 
-        /// The number of directories watched (for tests).
-        var watchedDirectoryCount: Int { state.withLock { $0.names.count } }
-
         /// Sets the names `watcher` cares about, by directory, replacing what
         /// it watched before. Returns false, watching nothing new, when a
         /// directory cannot be watched (missing, or the watch limit reached)
@@ -54,14 +59,21 @@
                 guard let descriptor = state.descriptor ?? start(&state) else { return false }
                 var added: [Int32: Set<String>] = [:]
                 for (directory, names) in wanted {
-                    // Watching a directory again returns its existing watch.
+                    if let watch = state.paths[directory], state.names[watch] != nil {
+                        added[watch, default: []].formUnion(names)
+                        continue
+                    }
+                    // Watching a directory again (another spelling of its
+                    // path) returns its existing watch.
                     guard let watch = try? Platform.watchDirectory(directory, watcher: descriptor)
                     else {
-                        for watch in added.keys where state.names[watch] == nil {
-                            Platform.unwatchDirectory(watch, watcher: descriptor)
+                        for watch in added.keys where state.names[watch]?.isEmpty == true {
+                            lingerThenUnwatch(watch)
                         }
                         return false
                     }
+                    state.paths[directory] = watch
+                    if state.names[watch] == nil { state.names[watch] = [:] }
                     added[watch, default: []].formUnion(names)
                 }
                 remove(id, from: &state, keeping: added)
@@ -96,11 +108,20 @@
                         state.names[watch]?[name] = nil
                     }
                 }
-                if state.names[watch]?.isEmpty == true {
+                if state.names[watch]?.isEmpty == true { lingerThenUnwatch(watch) }
+            }
+        }
+
+        /// Removes the directory watch `watch` after ``linger`` unless a
+        /// watcher took it up again meanwhile.
+        private func lingerThenUnwatch(_ watch: Int32) {
+            FileWatcher.queue.asyncAfter(deadline: .now() + Self.linger) { [self] in
+                state.withLock { state in
+                    guard state.names[watch]?.isEmpty == true, let descriptor = state.descriptor
+                    else { return }
                     state.names[watch] = nil
-                    if let descriptor = state.descriptor {
-                        Platform.unwatchDirectory(watch, watcher: descriptor)
-                    }
+                    state.paths = state.paths.filter { $0.value != watch }
+                    Platform.unwatchDirectory(watch, watcher: descriptor)
                 }
             }
         }
@@ -149,6 +170,9 @@
                         guard let byName = state.names.removeValue(forKey: event.watch) else {
                             continue
                         }
+                        state.paths = state.paths.filter { $0.value != event.watch }
+                        // A moved directory keeps its kernel watch: drop it.
+                        Platform.unwatchDirectory(event.watch, watcher: descriptor)
                         for watchers in byName.values {
                             for id in watchers.keys { state.watches[id]?[event.watch] = nil }
                             note(watchers) { $0.ended = true }
