@@ -307,9 +307,13 @@ final class FileWatcher: StorageWatch {
             var opened: [OwnedSource] = []
             var inodes: [String: UInt64] = [:]
             for directory in directories {
-                guard let descriptor = try? Platform.openForEvents(directory),
-                    let stamp = try? Platform.fileStamp(descriptor: descriptor, path: directory)
+                guard let descriptor = try? Platform.openForEvents(directory) else {
+                    for owned in opened { drop(owned) }
+                    return false
+                }
+                guard let stamp = try? Platform.fileStamp(descriptor: descriptor, path: directory)
                 else {
+                    Platform.closeDescriptor(descriptor)
                     for owned in opened { drop(owned) }
                     return false
                 }
