@@ -10,7 +10,9 @@
 //   prefs-harness migrate FILE LEGACY [rename|remove]
 //                                           print "opening", open with the migrations below, print "done"
 //   prefs-harness set-once FILE KEY INT     set, print "ok", exit
-//   prefs-harness serve FILE                one store, driven by stdin lines:
+//   prefs-harness serve FILE                one store with live reads off (its memory changes
+//                                           only through its own writes, so a fault test sees
+//                                           what a failed write left), driven by stdin lines:
 //                                             "set KEY INT" -> "ok" | "error io CODE …" | "error …"
 //                                             "get KEY"     -> "value INT"
 //   prefs-harness read-loop FILE KEY        print "ready V", then read KEY on a loop (no feed, no
@@ -106,7 +108,7 @@ struct Harness {
             try await store.set(PreferenceKey<Int>(arguments[2], default: 0), Int(arguments[3])!)
             say("ok")
         case "serve":
-            let store = try await PreferencesStore(fileURL: url)
+            let store = try await PreferencesStore(fileURL: url, liveReads: false)
             say("ready")
             while let line = Swift.readLine() {
                 let words = line.split(separator: " ").map(String.init)
