@@ -4,11 +4,14 @@
 //   1. at start-up, migrate: import an old `example.properties` file (one is
 //      written beside the store on the first run, so there is something to
 //      import) and apply a versioned step;
-//   2. read typed settings synchronously;
-//   3. react to changes made from the shell while it runs:
+//   2. declare its keys, so the store publishes them beside its file
+//      (example.keys.json) and `prefs` types, validates and shows defaults
+//      as this service reads them;
+//   3. read typed settings synchronously, on every tick: a change made from
+//      another shell while it runs shows up on the next tick, with who made it:
 //        swift run prefs --suite example set greeting Bonjour
-//        swift run prefs --suite example set interval_ms 250
-//        swift run prefs --suite example set paused true
+//        sudo prefs --suite example set interval_ms 250
+//        swift run prefs --suite example list --long
 //
 //   swift run prefs-example [--seconds N]   (default 60; Ctrl-C stops it sooner)
 import Dispatch
@@ -69,7 +72,8 @@ let store = try await PreferencesStore(
         VersionedMigration(version: 1) { prefs in
             if prefs[.audience] == "world" { prefs[.audience] = "operators" }
         },
-    ])
+    ],
+    declaring: [.greeting, .intervalMilliseconds, .paused, .audience])
 say("store: \(store.location) (data version \(store.snapshot.version))")
 
 // 2. Typed reads, synchronous.
@@ -79,13 +83,24 @@ say(
 say("change me from another shell, for example:")
 say("  swift run prefs --suite example set greeting Bonjour")
 
-// 3. React to changes for a while, then stop.
+// 3. The service loop: reads its settings on every tick, as a service reads
+// a flag on every request. No change feed is needed to see changes made by
+// other processes; when a setting differs from the last tick, say who
+// changed it.
 let stop = DispatchSource.makeSignalSource(signal: SIGINT, queue: .main)
 signal(SIGINT, SIG_IGN)
 let worker = Task {
-    // The service loop: reads its settings on every tick.
     var tick = 0
+    var seen = store.snapshot.values
     while !Task.isCancelled {
+        let snapshot = store.snapshot
+        for key in Set(seen.keys).union(snapshot.values.keys).sorted()
+        where seen[key] != snapshot.values[key] {
+            let change = snapshot.modification(forKey: key).map { " (\($0))" } ?? ""
+            let now = snapshot.values[key]?.jsonText ?? "its default"
+            say("\(key) is now \(now)\(change)")
+        }
+        seen = snapshot.values
         if !store[.paused] {
             tick += 1
             say("[\(tick)] \(store[.greeting]), \(store[.audience])!")
@@ -93,18 +108,8 @@ let worker = Task {
         try? await Task.sleep(for: .milliseconds(max(50, store[.intervalMilliseconds])))
     }
 }
-let watcher = Task {
-    for await snapshot in store.changes() {
-        let values = snapshot.storedKeys.map { "\($0)=\(snapshot.values[$0]!.jsonText)" }
-        say("settings now: \(values.joined(separator: " "))")
-    }
-}
-stop.setEventHandler {
-    worker.cancel()
-    watcher.cancel()
-}
+stop.setEventHandler { worker.cancel() }
 stop.resume()
 try? await Task.sleep(for: .seconds(seconds))
 worker.cancel()
-watcher.cancel()
 say("stopping")

@@ -8,8 +8,12 @@
 //   prefs-harness watch FILE KEY N          print the first N values of KEY's feed, one per line
 //   prefs-harness record-increment FILE N   N increments of HarnessRecord.counter via RecordStore.update
 //   prefs-harness migrate FILE LEGACY [rename|remove]
-//                                           print "opening", open with the migrations below, print "done"
+//                                           print "opening", open with the migrations below, print "done";
+//                                           with PREFS_HARNESS_CRASH_AT=before-commit or
+//                                           =between-commit-and-clean-up it kills itself (SIGKILL)
+//                                           at that point of the migration
 //   prefs-harness set-once FILE KEY INT     set, print "ok", exit
+//   prefs-harness hold-lock FILE            take FILE's lock, print "locked", hold it until stdin closes
 //   prefs-harness serve FILE                one store with live reads off (its memory changes
 //                                           only through its own writes, so a fault test sees
 //                                           what a failed write left), driven by stdin lines:
@@ -92,14 +96,23 @@ struct Harness {
             // versioned steps on the store's own keys, then a properties import.
             let cleanUp: LegacyImport.SourceCleanUp =
                 arguments.count > 3 && arguments[3] == "remove" ? .remove : .rename
-            let migrations: [any PreferencesMigration] = [
+            let crashAt = ProcessInfo.processInfo.environment["PREFS_HARNESS_CRASH_AT"]
+            guard crashAt == nil || CrashPoint.allCases.map(\.rawValue).contains(crashAt!) else {
+                FileHandle.standardError.write(
+                    Data("prefs-harness: unknown PREFS_HARNESS_CRASH_AT \(crashAt!)\n".utf8))
+                exit(2)
+            }
+            var migrations: [any PreferencesMigration] = [
                 VersionedMigration(version: 1, .rename("zoom", to: "map_zoom")),
                 VersionedMigration(version: 2, .retype("map_zoom", as: .double)),
-                LegacyImport(
-                    .properties, at: URL(fileURLWithPath: arguments[2]),
-                    keys: .prefix("app.", removingPrefix: true), types: ["dark_mode": .bool],
-                    afterImport: cleanUp),
+                CrashBeforeCleanUp(
+                    wrapped: LegacyImport(
+                        .properties, at: URL(fileURLWithPath: arguments[2]),
+                        keys: .prefix("app.", removingPrefix: true), types: ["dark_mode": .bool],
+                        afterImport: cleanUp),
+                    crashes: crashAt == CrashPoint.betweenCommitAndCleanUp.rawValue),
             ]
+            if crashAt == CrashPoint.beforeCommit.rawValue { migrations.append(CrashStep()) }
             say("opening")
             _ = try await PreferencesStore(fileURL: url, migrations: migrations)
             say("done")
@@ -107,6 +120,12 @@ struct Harness {
             let store = try await PreferencesStore(fileURL: url)
             try await store.set(PreferenceKey<Int>(arguments[2], default: 0), Int(arguments[3])!)
             say("ok")
+        case "hold-lock":
+            let storage = FileStorage(fileURL: url)
+            try storage.withExclusiveAccess {
+                say("locked")
+                while Swift.readLine() != nil {}
+            }
         case "serve":
             let store = try await PreferencesStore(fileURL: url, liveReads: false)
             say("ready")
@@ -226,4 +245,44 @@ enum ProcessCensus {
 struct HarnessRecord: PreferencesRecord {
     var counter = 0
     var label = "harness"
+}
+
+/// The named moments of a migration at which `migrate` can kill itself.
+enum CrashPoint: String, CaseIterable {
+    /// Every step has run on the working copy; nothing is written yet.
+    case beforeCommit = "before-commit"
+    /// The migrated file is durable; the legacy source is not yet cleaned up.
+    case betweenCommitAndCleanUp = "between-commit-and-clean-up"
+}
+
+/// Dies with SIGKILL, the way a crash or `kill -9` ends a process.
+func dieNow() -> Never {
+    kill(getpid(), SIGKILL)
+    while true { pause() }
+}
+
+/// A last step that kills the process once every step before it has run,
+/// inside the store's exclusive access, before the commit.
+struct CrashStep: PreferencesMigration {
+    var name: String { "crash before commit" }
+    func shouldMigrate(_ current: PreferencesSnapshot) throws -> Bool { true }
+    func migrate(_ preferences: inout MutablePreferences) throws { dieNow() }
+}
+
+/// `wrapped`, killing the process when its clean-up starts (after the
+/// commit) if `crashes`.
+struct CrashBeforeCleanUp: PreferencesMigration {
+    let wrapped: LegacyImport
+    let crashes: Bool
+    var name: String { wrapped.name }
+    func shouldMigrate(_ current: PreferencesSnapshot) throws -> Bool {
+        try wrapped.shouldMigrate(current)
+    }
+    func migrate(_ preferences: inout MutablePreferences) throws {
+        try wrapped.migrate(&preferences)
+    }
+    func cleanUp() throws {
+        if crashes { dieNow() }
+        try wrapped.cleanUp()
+    }
 }

@@ -13,11 +13,8 @@ import Testing
         #expect(await feed.next(0) == 0)
 
         let child = try RunningProcess("prefs-harness", ["set", url.path, "counter", "42"])
-        defer {
-            child.kill()
-            _ = child.wait()
-        }
-        #expect(child.readLine() == "ok")
+        defer { child.kill() }
+        #expect(try await child.nextLine() == "ok")
         #expect(await feed.next(42) == 42)
         #expect(store[.counter] == 42)
     }
@@ -27,7 +24,7 @@ import Testing
         let url = directory.file("prefs.json")
         let store = try await PreferencesStore(fileURL: url)
         let feed = FeedRecorder(store.changes(.counter))
-        let result = try run("prefs-harness", ["increment", url.path, "counter", "100"])
+        let result = try await runChild("prefs-harness", ["increment", url.path, "counter", "100"])
         #expect(result.status == 0)
         #expect(await feed.next(100) == 100)
         #expect(feed.values == feed.values.sorted())
@@ -103,11 +100,8 @@ import Testing
         #expect(contents(url) == garbage)
 
         let child = try RunningProcess("prefs-harness", ["set", url.path, "counter", "2"])
-        defer {
-            child.kill()
-            _ = child.wait()
-        }
-        #expect(child.readLine() == nil, "the child refuses to overwrite a corrupt file")
+        defer { child.kill() }
+        #expect(try await child.nextLine() == nil, "the child refuses to overwrite a corrupt file")
         try replaceAtomically(url, with: storeFile(#"{ "counter" : 3 }"#))
         #expect(await feed.next(3) == 3)
         #expect(await problems.next([]) == [])
@@ -127,7 +121,8 @@ import Testing
         #expect(await feed.next(1) == 1)
 
         // Another process writes through the target's own path.
-        let result = try run("prefs-harness", ["increment", target.path, "counter", "1"])
+        let result = try await runChild(
+            "prefs-harness", ["increment", target.path, "counter", "1"])
         #expect(result.status == 0)
         #expect(await feed.next(2) == 2)
 
@@ -148,7 +143,7 @@ import Testing
         let store = try await PreferencesStore(fileURL: url)
         let feed = FeedRecorder(store.changes(.counter))
         #expect(await feed.next(0) == 0)
-        let result = try run("prefs-harness", ["increment", url.path, "counter", "3"])
+        let result = try await runChild("prefs-harness", ["increment", url.path, "counter", "3"])
         #expect(result.status == 0)
         #expect(await feed.next(3) == 3)
     }

@@ -6,7 +6,10 @@ import Testing
 
 /// Delivery latency, printed, never asserted (SPEC P5). Opt in with
 /// `PREFS_MEASURE=1 swift test --filter ChangeFeedLatency`.
-@Suite(.enabled(if: ProcessInfo.processInfo.environment["PREFS_MEASURE"] == "1"))
+@Suite(
+    .enabled(
+        if: ProcessInfo.processInfo.environment["PREFS_MEASURE"] == "1",
+        "opt-in measurement: PREFS_MEASURE=1 swift test --filter ChangeFeedLatency"))
 struct ChangeFeedLatencyTests {
     static let rounds = 200
 

@@ -20,9 +20,9 @@ import Testing
         #expect(store.core.subscriberCount == 1000)
         let watcher = try #require(store.core.state.withLock { $0.watch } as? FileWatcher)
         let child = try RunningProcess("prefs-harness", ["set", url.path, "counter", "77"])
-        #expect(child.readLine() == "ok")
+        #expect(try await child.nextLine() == "ok")
         child.kill()
-        _ = child.wait()
+        _ = try await child.exit()
         var missing = 0
         for recorder in recorders where await recorder.next(77) == nil { missing += 1 }
         #expect(missing == 0)

@@ -139,12 +139,11 @@ import Testing
         defer {
             watchdog.cancel()
             reader.kill()
-            _ = reader.wait()
         }
         let outcome = Locked<(delays: [UInt64], fromLaunch: [UInt64], failure: String?)>(
             ([], [], nil))
         await onThreads(1) { _ in
-            guard reader.readLine() == "ready 0" else {
+            guard (try? reader.readLine()) == "ready 0" else {
                 outcome.withLock { $0.failure = "the reader did not start" }
                 return
             }
@@ -158,7 +157,7 @@ import Testing
                     }
                     return
                 }
-                guard let line = reader.readLine() else {
+                guard let line = (try? reader.readLine()) else {
                     outcome.withLock {
                         $0.failure = "round \(round): the reader never saw the value"
                     }
@@ -210,19 +209,18 @@ import Testing
         defer {
             watchdog.cancel()
             child.kill()
-            _ = child.wait()
         }
         let root = directory.url
         let lines = Locked<[String]>([])
         await onThreads(1) { _ in
-            guard let census = child.readLine() else { return }
+            guard let census = (try? child.readLine()) else { return }
             lines.withLock { $0.append(census) }
             // The first store (dir-0) and the last (dir-49).
             for (index, value) in [(0, 11), (499, 12)] {
                 let file = root.appendingPathComponent(
                     "dir-\(index % 50)/store-\(index).json")
                 _ = try? run("prefs", ["--file", file.path, "set", "counter", "\(value)"])
-                guard let line = child.readLine() else { return }
+                guard let line = (try? child.readLine()) else { return }
                 lines.withLock { $0.append(line) }
             }
         }
@@ -248,9 +246,9 @@ import Testing
         defer { watchdog.cancel() }
         let census = Locked<String?>(nil)
         await onThreads(1) { _ in
-            let line = child.readLine()
+            let line = (try? child.readLine())
             census.withLock { $0 = line }
-            _ = child.wait()
+            _ = try? child.wait()
         }
         let line = try #require(census.withLock { $0 }, "the harness printed nothing")
         print("1,500 stores opened, watched and dropped: \(line)")

@@ -12,13 +12,15 @@ import Testing
 @Suite("Migration: crash safety")
 struct MigrationCrashTests {
     /// The list `prefs-harness migrate` runs; the rerun uses the same one.
-    static func migrations(legacy: URL) -> [any PreferencesMigration] {
+    static func migrations(
+        legacy: URL, cleanUp: LegacyImport.SourceCleanUp = .rename
+    ) -> [any PreferencesMigration] {
         [
             VersionedMigration(version: 1, .rename("zoom", to: "map_zoom")),
             VersionedMigration(version: 2, .retype("map_zoom", as: .double)),
             LegacyImport(
                 .properties, at: legacy, keys: .prefix("app.", removingPrefix: true),
-                types: ["dark_mode": .bool]),
+                types: ["dark_mode": .bool], afterImport: cleanUp),
         ]
     }
 
@@ -27,6 +29,16 @@ struct MigrationCrashTests {
         for index in 0..<1500 { text += "app.setting_\(index)=value \(index)\n" }
         return text
     }()
+
+    /// A store file's text without its change records (`modified`), whose
+    /// times differ from run to run, in the file's own layout.
+    static func withoutChangeRecords(_ text: String?) -> String? {
+        guard let text, let root = try? PreferenceValue(jsonText: text),
+            case .object(var members) = root
+        else { return text }
+        members["modified"] = nil
+        return JSONText.encode(.object(members), pretty: true) + "\n"
+    }
 
     struct Case {
         let directory: URL
@@ -43,28 +55,31 @@ struct MigrationCrashTests {
         }
     }
 
+    /// Invariants that hold wherever a kill lands.
     @Test func killedAtRandomMomentsARerunEndsInTheSameStateWithNothingLost() async throws {
         let parent = try TemporaryDirectory()
 
         // The state a migration that is never interrupted produces.
         let reference = try Case(in: parent.url, index: -1)
-        let original = try #require(contents(reference.file))
+        let original = try #require(Self.withoutChangeRecords(contents(reference.file)))
         _ = try await PreferencesStore(
             fileURL: reference.file, migrations: Self.migrations(legacy: reference.legacy))
-        let final = try #require(contents(reference.file))
+        let final = try #require(Self.withoutChangeRecords(contents(reference.file)))
         #expect(final.contains("\"setting_1499\" : \"value 1499\""))
         #expect(final.contains("\"language\" : \"de\""))
         #expect(final.contains("\"map_zoom\" : 2.5"))
 
-        // How long the child takes from "opening" to "done", to spread the kills over it.
+        // How long a whole child run takes (start to exit, measured by the
+        // clock rather than by when its lines are read, which a busy machine
+        // delays), to spread the kills over it.
         let calibration = try Case(in: parent.url, index: -2)
+        let started = ContinuousClock.now
         let child = try RunningProcess(
             "prefs-harness", ["migrate", calibration.file.path, calibration.legacy.path])
-        #expect(child.readLine() == "opening")
-        let started = ContinuousClock.now
-        #expect(child.readLine() == "done")
+        #expect(try await child.nextLine() == "opening")
+        #expect(try await child.nextLine() == "done")
+        #expect(try await child.exit() == 0)
         let window = ContinuousClock.now - started
-        #expect(child.wait() == 0)
         let windowMicroseconds = max(
             2_000,
             Int(window.components.attoseconds / 1_000_000_000_000) + Int(window.components.seconds)
@@ -78,15 +93,17 @@ struct MigrationCrashTests {
             let run = try Case(in: parent.url, index: index)
             let process = try RunningProcess(
                 "prefs-harness", ["migrate", run.file.path, run.legacy.path])
-            #expect(process.readLine() == "opening")
-            usleep(UInt32(Int.random(in: 0...(windowMicroseconds * 3 / 2), using: &generator)))
+            #expect(try await process.nextLine() == "opening")
+            try await Task.sleep(
+                for: .microseconds(
+                    Int.random(in: 0...(windowMicroseconds * 3 / 2), using: &generator)))
             process.kill()
-            _ = process.wait()
+            _ = try await process.exit()
 
             // After the kill: the store holds the old or the new state, the
             // source is in exactly one place, and it is gone only if its data
             // is in the store.
-            let stored = contents(run.file)
+            let stored = Self.withoutChangeRecords(contents(run.file))
             #expect(stored == original || stored == final, "run \(index): a half-migrated store")
             let sourcePresent = FileManager.default.fileExists(atPath: run.legacy.path)
             let sourceMoved = FileManager.default.fileExists(atPath: run.migrated.path)
@@ -107,7 +124,9 @@ struct MigrationCrashTests {
                 _ = try await PreferencesStore(
                     fileURL: run.file, migrations: Self.migrations(legacy: run.legacy))
             }
-            #expect(contents(run.file) == final, "run \(index): the rerun ended elsewhere")
+            #expect(
+                Self.withoutChangeRecords(contents(run.file)) == final,
+                "run \(index): the rerun ended elsewhere")
             #expect(!FileManager.default.fileExists(atPath: run.legacy.path))
             #expect(contents(run.migrated) == Self.legacyText)
             try FileManager.default.removeItem(at: run.directory)
@@ -115,8 +134,8 @@ struct MigrationCrashTests {
         print(
             "migration kills: \(beforeCommit) before the commit, \(betweenCommitAndCleanUp) between commit and clean-up, \(afterCleanUp) after; window \(windowMicroseconds) µs"
         )
-        // Some kills must land inside the migration for the test to mean anything.
-        #expect(beforeCommit > 0)
-        #expect(afterCleanUp + betweenCommitAndCleanUp > 0)
+        // Where random kills land depends on the machine's speed, so nothing
+        // here asserts it: the named moments are each hit on purpose by
+        // MigrationCrashPointTests.
     }
 }

@@ -142,7 +142,7 @@ private struct HarnessRecord: PreferencesRecord {
         let profile = try await RecordStore<HarnessRecord>(fileURL: url)
         var feed = profile.changes().makeAsyncIterator()
         #expect(await feed.next() == HarnessRecord())
-        let output = try run("prefs-harness", ["record-increment", url.path, "1"])
+        let output = try await runChild("prefs-harness", ["record-increment", url.path, "1"])
         #expect(output.standardOutput == "done\n")
         #expect(await feed.next()?.counter == 1)
     }
@@ -173,8 +173,8 @@ private struct HarnessRecord: PreferencesRecord {
         let profile = try await RecordStore<HarnessRecord>(fileURL: url)
         for _ in 0..<100 { try await profile.update { $0.label += "." } }
         for child in children {
-            #expect(child.readLine() == "done")
-            #expect(child.wait() == 0)
+            #expect(try await child.nextLine() == "done")
+            #expect(try await child.exit() == 0)
         }
         try await profile.store.reload()
         #expect(profile.value.counter == 1000)

@@ -26,15 +26,15 @@ import Testing
                 try await Task.sleep(
                     for: .microseconds(Int.random(in: 0..<40_000, using: &generator)))
             } else {
-                let first = child.readLine()
+                let first = try await child.nextLine()
                 #expect(first?.hasPrefix("ack ") == true, "round \(round): \(first ?? "no output")")
                 lines.append(first ?? "")
                 try await Task.sleep(
                     for: .microseconds(Int.random(in: 0..<8_000, using: &generator)))
             }
             child.kill(SIGKILL)
-            _ = child.wait()
-            while let line = child.readLine() { lines.append(line) }
+            _ = try await child.exit()
+            while let line = try await child.nextLine() { lines.append(line) }
             var highestAck: Int64 = 0
             for line in lines {
                 if line.hasPrefix("ack "), let number = Int64(line.dropFirst(4)) {

@@ -43,7 +43,7 @@ import Testing
                 let key = "other_\(round % 10)"
                 let value = round * 7
                 do {
-                    let result = try run(writer.product, writer.arguments(key, value))
+                    let result = try await runChild(writer.product, writer.arguments(key, value))
                     if result.status == 0 {
                         set[key] = Int64(value)
                     } else {
@@ -60,8 +60,8 @@ import Testing
                 "prefs-harness", ["increment", url.path, "counter", "\(Self.increments)"])
         }
         for child in children {
-            #expect(child.readLine() == "done")
-            #expect(child.wait() == 0)
+            #expect(try await child.nextLine() == "done")
+            #expect(try await child.exit() == 0)
         }
         done.raised.store(true, ordering: .relaxed)
         let (others, sets, failures) = await side.value

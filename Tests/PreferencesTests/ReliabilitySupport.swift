@@ -53,15 +53,16 @@ func storedInteger(_ key: String, in url: URL) throws -> Int64? {
 }
 
 /// A `prefs-harness serve` child: one long-lived store in another process,
-/// driven line by line, optionally running as another user.
+/// driven line by line, optionally running as another user. Every answer is
+/// awaited with a deadline, off the cooperative pool.
 final class ServedStore {
     let process = Process()
     private let input = Pipe()
     private let output = Pipe()
-    private var buffer = Data()
+    private let lines: ChildOutput
 
     /// Starts the child on `url`; with `user`, as that uid and gid (via setpriv).
-    init(_ url: URL, user: UInt32? = nil) throws {
+    init(_ url: URL, user: UInt32? = nil) async throws {
         let harness = productURL("prefs-harness").path
         if let user {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
@@ -74,20 +75,21 @@ final class ServedStore {
         }
         process.standardInput = input
         process.standardOutput = output
-        process.standardError = FileHandle.standardError
+        process.standardError = output
         try process.run()
-        let first = readLine()
-        guard first == "ready" else {
-            throw PreferencesError.io(
-                operation: "start", path: harness, code: 0,
-                message: "child said \(first ?? "nothing")")
-        }
+        lines = ChildOutput(output.fileHandleForReading, name: "prefs-harness serve")
+        try await lines.expectLine("ready")
     }
 
     /// Sends one command and returns the child's answer.
-    func send(_ command: String) -> String {
+    func send(_ command: String) async throws -> String {
         input.fileHandleForWriting.write(Data((command + "\n").utf8))
-        return readLine() ?? "<no answer>"
+        guard let answer = try await lines.nextLine() else {
+            throw DeadlineExceeded(
+                description: "prefs-harness serve ended before answering \"\(command)\"; "
+                    + "it printed: \"\(lines.transcript)\"")
+        }
+        return answer
     }
 
     /// The errno of an `error io CODE …` answer, or nil for any other answer.
@@ -97,22 +99,16 @@ final class ServedStore {
         return Int32(words[2])
     }
 
-    private func readLine() -> String? {
-        while true {
-            if let newline = buffer.firstIndex(of: 0x0A) {
-                let line = buffer[buffer.startIndex..<newline]
-                buffer.removeSubrange(buffer.startIndex...newline)
-                return String(decoding: line, as: UTF8.self)
-            }
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { return nil }
-            buffer.append(chunk)
-        }
+    /// Ends the child (end of input) and waits for it, with a deadline.
+    func stop() async throws {
+        try? input.fileHandleForWriting.close()
+        let status = try await waitForExit(process, "prefs-harness serve", output: lines)
+        #expect(status == 0, "prefs-harness serve printed: \"\(lines.transcript)\"")
     }
 
     deinit {
         try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        if process.isRunning { sendSignal(SIGKILL, to: process.processIdentifier) }
     }
 }
 

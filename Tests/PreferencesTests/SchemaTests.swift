@@ -4,7 +4,8 @@ import Testing
 @testable import Preferences
 
 /// Checks files the store writes against `Schemas/preferences-file.schema.json`,
-/// with a validator for the keywords that schema uses.
+/// with a validator for the keywords the project's schemas use; a keyword it
+/// does not implement is reported as a problem, never ignored.
 @Suite struct SchemaTests {
     static var schemaURL: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -16,6 +17,51 @@ import Testing
         try JSONText.parse(Array(try Data(contentsOf: schemaURL)), source: schemaURL.path)
     }
 
+    /// The keywords `validate` implements, and the annotations it may ignore.
+    static let implementedKeywords: Set<String> = [
+        "$ref", "const", "enum", "type", "minimum", "maximum", "minItems", "required",
+        "properties", "additionalProperties", "propertyNames", "minLength", "maxLength", "pattern",
+    ]
+    static let annotations: Set<String> = ["$schema", "$id", "$defs", "title", "description"]
+
+    /// Keywords anywhere in `schema` that `validate` does not implement, as
+    /// JSON pointers: a schema using one cannot pass silently.
+    static func unimplementedKeywords(_ schema: PreferenceValue, at pointer: String = "")
+        -> [String]
+    {
+        guard case .object(let rules) = schema else { return [] }
+        var found: [String] = []
+        for (keyword, rule) in rules.sorted(by: { $0.key < $1.key }) {
+            let here = "\(pointer)/\(keyword)"
+            if !implementedKeywords.contains(keyword) && !annotations.contains(keyword) {
+                found.append(here)
+                continue
+            }
+            switch keyword {
+            case "properties", "$defs":
+                if case .object(let children) = rule {
+                    for (name, child) in children.sorted(by: { $0.key < $1.key }) {
+                        found += unimplementedKeywords(child, at: "\(here)/\(name)")
+                    }
+                }
+            case "additionalProperties", "propertyNames":
+                found += unimplementedKeywords(rule, at: here)
+            default:
+                break
+            }
+        }
+        return found
+    }
+
+    /// A number as a double, for minimum and maximum.
+    static func number(_ value: PreferenceValue?) -> Double? {
+        switch value {
+        case .int(let number)?: Double(number)
+        case .double(let number)?: number
+        default: nil
+        }
+    }
+
     /// Problems with `value` against `schema` (empty when it conforms).
     static func validate(
         _ value: PreferenceValue, against schema: PreferenceValue, root: PreferenceValue,
@@ -23,6 +69,11 @@ import Testing
     ) -> [String] {
         guard case .object(let rules) = schema else { return [] }
         var problems: [String] = []
+        if path == "$" {
+            problems += unimplementedKeywords(root).map {
+                "schema keyword \($0) is not implemented"
+            }
+        }
         if case .string(let reference)? = rules["$ref"], reference.hasPrefix("#/$defs/"),
             case .object(let definitions)? = {
                 if case .object(let r) = root { return r["$defs"] } else { return nil }
@@ -56,10 +107,22 @@ import Testing
                 problems.append("\(path): type \(actual[0]) not in \(allowed)")
             }
         }
-        if case .int(let minimum)? = rules["minimum"], case .int(let number) = value,
-            number < minimum
-        {
+        if case .array(let allowed)? = rules["enum"], !allowed.contains(value) {
+            problems.append("\(path): \(value.jsonText) not in \(rules["enum"]!.jsonText)")
+        }
+        if let minimum = number(rules["minimum"]), let actual = number(value), actual < minimum {
             problems.append("\(path): below minimum \(minimum)")
+        }
+        if let maximum = number(rules["maximum"]), let actual = number(value), actual > maximum {
+            problems.append("\(path): above maximum \(maximum)")
+        }
+        if case .int(let minimum)? = rules["minItems"], case .array(let items) = value,
+            items.count < minimum
+        {
+            problems.append("\(path): fewer than \(minimum) items")
+        }
+        if case .string(let text) = value {
+            problems += stringProblems(text, rules, path: path)
         }
         guard case .object(let fields) = value else { return problems }
         if case .array(let required)? = rules["required"] {
@@ -82,12 +145,33 @@ import Testing
                 problems += validate(field, against: rule, root: root, path: "\(path).\(name)")
             }
             if case .object(let names)? = rules["propertyNames"] {
-                if case .int(let minimum)? = names["minLength"], name.count < minimum {
-                    problems.append("\(path): key '\(name)' too short")
+                problems += stringProblems(name, names, path: "\(path) key '\(name)'")
+            }
+        }
+        return problems
+    }
+
+    /// minLength, maxLength (in characters, as JSON Schema counts) and pattern.
+    static func stringProblems(_ text: String, _ rules: [String: PreferenceValue], path: String)
+        -> [String]
+    {
+        var problems: [String] = []
+        let length = text.unicodeScalars.count
+        if case .int(let minimum)? = rules["minLength"], length < minimum {
+            problems.append("\(path): shorter than \(minimum)")
+        }
+        if case .int(let maximum)? = rules["maxLength"], length > maximum {
+            problems.append("\(path): longer than \(maximum)")
+        }
+        if case .string(let pattern)? = rules["pattern"] {
+            do {
+                let expression = try NSRegularExpression(pattern: pattern)
+                let range = NSRange(text.startIndex..., in: text)
+                if expression.firstMatch(in: text, range: range) == nil {
+                    problems.append("\(path): does not match \(pattern)")
                 }
-                if case .int(let maximum)? = names["maxLength"], name.count > maximum {
-                    problems.append("\(path): key too long")
-                }
+            } catch {
+                problems.append("\(path): pattern \(pattern) does not compile: \(error)")
             }
         }
         return problems
@@ -115,9 +199,10 @@ import Testing
         #"{"format": 2, "values": {}}"#,
         #"{"format": 1}"#,
         #"{"format": 1, "values": {}, "version": -1}"#,
-        #"{"format": 1, "values": {}, "other": 1}"#,
         #"{"format": 1, "values": {"": 1}}"#,
         #"{"format": 1, "values": [], "version": 0}"#,
+        #"{"format": 1, "values": {"tab\u0009key": 1}}"#,
+        #"{"format": 1, "values": {"k": 1}, "version": 1.5}"#,
     ])
     func theSchemaRejectsWhatTheStoreRejects(text: String) throws {
         let schema = try Self.loadSchema()

@@ -19,10 +19,26 @@ import Testing
         let store = try await PreferencesStore(fileURL: url)
         try await store.set(.darkMode, true)
         try await store.set(.language, "fr")
+        // Change times differ from run to run; everything else is fixed.
+        let text = (contents(url) ?? "").replacingOccurrences(
+            of: #""at" : "[0-9T:.-]+Z""#, with: #""at" : "…""#, options: .regularExpression)
+        let program = ProcessInfo.processInfo.processName
         #expect(
-            contents(url) == """
+            text == """
                 {
                   "format" : 1,
+                  "modified" : {
+                    "dark_mode" : {
+                      "at" : "…",
+                      "by" : "\(effectiveUserName())",
+                      "program" : "\(program)"
+                    },
+                    "language" : {
+                      "at" : "…",
+                      "by" : "\(effectiveUserName())",
+                      "program" : "\(program)"
+                    }
+                  },
                   "values" : {
                     "dark_mode" : true,
                     "language" : "fr"
@@ -92,7 +108,9 @@ import Testing
         #expect(store[.counter] == 1)
         #expect(try identity(url) == before)
         // The lock was released: another process can write at once.
-        #expect(try run("prefs-harness", ["increment", url.path, "counter", "1"]).status == 0)
+        #expect(
+            try await runChild("prefs-harness", ["increment", url.path, "counter", "1"]).status == 0
+        )
         try await store.edit { $0[.counter] += 1 }
         #expect(store[.counter] == 3)
     }

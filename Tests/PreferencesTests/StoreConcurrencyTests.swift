@@ -75,9 +75,9 @@ final class CountingStorage: PreferencesStorage {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
         let child = try RunningProcess("prefs-harness", ["set", url.path, "counter", "4242"])
-        #expect(child.readLine() == "ok")
+        #expect(try await child.nextLine() == "ok")
         child.kill(SIGKILL)
-        _ = child.wait()
+        _ = try await child.exit()
         let store = try await PreferencesStore(fileURL: url)
         #expect(store[.counter] == 4242)
     }
@@ -89,8 +89,8 @@ final class CountingStorage: PreferencesStorage {
             try RunningProcess("prefs-harness", ["increment", url.path, "counter", "200"])
         }
         for child in children {
-            #expect(child.readLine() == "done")
-            #expect(child.wait() == 0)
+            #expect(try await child.nextLine() == "done")
+            #expect(try await child.exit() == 0)
         }
         let store = try await PreferencesStore(fileURL: url)
         #expect(store[.counter] == 800)
@@ -104,7 +104,7 @@ final class CountingStorage: PreferencesStorage {
             try RunningProcess("prefs-harness", ["increment", url.path, "counter", "150"])
         }
         for _ in 0..<150 { try await store.edit { $0[.counter] += 1 } }
-        for child in children { #expect(child.wait() == 0) }
+        for child in children { #expect(try await child.exit() == 0) }
         try await store.edit { $0[.counter] += 0 }
         #expect(store[.counter] == 450)
     }

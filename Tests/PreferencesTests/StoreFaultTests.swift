@@ -52,13 +52,17 @@ struct StoreFaultTests {
         try await store.set(.language, "de")
         #expect(store[.language] == "de")
     }
+}
 
+/// Root bypasses permission bits: the child runs as another user.
+@Suite(
+    .enabled(if: canSwitchUser, "needs root and /usr/bin/setpriv to run a child as another user"))
+struct StorePermissionFaultTests {
     @Test func anotherUserWithoutPermissionGetsAnIOError() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
         let store = try await PreferencesStore(fileURL: url)
         try await store.set(.counter, 1)
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return }
         // The temp directory's parent must be reachable by the other user.
         _ = try runTool("/bin/chmod", ["0755", directory.path])
         let process = Process()
@@ -69,12 +73,14 @@ struct StoreFaultTests {
         ]
         let errors = Pipe()
         process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = errors
         try process.run()
-        process.waitUntilExit()
-        let message = String(
-            decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationStatus == 1)
+        let output = ChildOutput(errors.fileHandleForReading, name: "prefs-harness increment")
+        let status = try await waitForExit(process, "prefs-harness increment", output: output)
+        // The output has ended once the child has; read it to the end.
+        while try await output.nextLine() != nil {}
+        let message = output.transcript
+        #expect(status == 1, "\(message)")
         #expect(message.contains("Permission denied"), "\(message)")
         #expect(store[.counter] == 1)
         #expect(contents(url)?.contains("\"counter\" : 1") == true)

@@ -1,25 +1,67 @@
 /// The preferences file layout (SPEC §5): a JSON object with the layout's
-/// `format` (1), the app's data `version` (0 when absent) and the stored
-/// `values`.
+/// `format` (1), the app's data `version` (0 when absent), the stored
+/// `values`, and for each stored key when and by whom it was last changed
+/// (`modified`, S18).
 ///
 /// ```json
 /// {
 ///   "format" : 1,
+///   "modified" : {
+///     "dark_mode" : { "at" : "2026-12-01T09:30:12.345Z", "by" : "alice", "program" : "prefs" }
+///   },
 ///   "values" : {
 ///     "dark_mode" : true
 ///   },
 ///   "version" : 2
 /// }
 /// ```
+///
+/// Top-level members this version does not know are kept as they are and
+/// written back unchanged, as records keep fields they do not declare (R3),
+/// so a later addition to the layout never makes a file unreadable to an
+/// older reader, and an older writer never drops it.
 struct StoreDocument: Sendable, Equatable {
     static let currentFormat: Int64 = 1
+    static let knownMembers: Set<String> = ["format", "modified", "values", "version"]
 
     var values: [String: PreferenceValue]
     var version: Int
+    /// When and by whom each stored key was last changed; only stored keys have one.
+    var modifications: [String: ChangeRecord]
+    /// Top-level members this version does not know, kept for writing back.
+    var otherMembers: [String: PreferenceValue]
 
-    init(values: [String: PreferenceValue] = [:], version: Int = 0) {
+    init(
+        values: [String: PreferenceValue] = [:], version: Int = 0,
+        modifications: [String: ChangeRecord] = [:],
+        otherMembers: [String: PreferenceValue] = [:]
+    ) {
         self.values = values
         self.version = version
+        self.modifications = modifications
+        self.otherMembers = otherMembers
+    }
+
+    /// The document an edit of `base` writes: `values` and `version`, with
+    /// `stamp` on every key whose value changed, the earlier records of the
+    /// keys that did not, none for removed keys, and `base`'s other members.
+    init(
+        editing base: PreferencesSnapshot, values: [String: PreferenceValue], version: Int,
+        stamp: PreferenceModification
+    ) {
+        let stamp = ChangeRecord(stamp)
+        var modifications: [String: ChangeRecord] = [:]
+        modifications.reserveCapacity(values.count)
+        for (key, value) in values {
+            if base.values[key] != value {
+                modifications[key] = stamp
+            } else if let earlier = base.modifications[key] {
+                modifications[key] = earlier
+            }
+        }
+        self.init(
+            values: values, version: version, modifications: modifications,
+            otherMembers: base.otherMembers)
     }
 
     /// Reads a file's bytes; every problem is ``PreferencesError/corrupted(file:reason:)``.
@@ -45,10 +87,6 @@ struct StoreDocument: Sendable, Equatable {
             throw PreferencesError.corrupted(
                 file: file,
                 reason: "expected a JSON object at the top, found \(root.typeDescription)")
-        }
-        for name in fields.keys where !["format", "values", "version"].contains(name) {
-            throw PreferencesError.corrupted(
-                file: file, reason: "unexpected top-level field '\(name)'")
         }
         guard let format = fields["format"] else {
             throw PreferencesError.corrupted(file: file, reason: "missing the \"format\" field")
@@ -80,7 +118,15 @@ struct StoreDocument: Sendable, Equatable {
                     file: file, reason: "stored key \(key.debugDescription.prefix(80)): \(problem)")
             }
         }
-        return StoreDocument(values: values, version: version)
+        var modifications: [String: ChangeRecord] = [:]
+        if case .object(let records)? = fields["modified"] {
+            for (key, record) in records where values[key] != nil {
+                modifications[key] = ChangeRecord(storedValue: record)
+            }
+        }
+        return StoreDocument(
+            values: values, version: version, modifications: modifications,
+            otherMembers: fields.filter { !knownMembers.contains($0.key) })
     }
 
     /// The file's bytes: pretty-printed, keys sorted, newline at the end.
@@ -92,11 +138,16 @@ struct StoreDocument: Sendable, Equatable {
                     "the value of '\(key)' is nested \(value.depth) levels deep, over the limit of \(limits.maxDepth)"
             )
         }
-        let root: PreferenceValue = .object([
-            "format": .int(Self.currentFormat),
-            "values": .object(values),
-            "version": .int(Int64(version)),
-        ])
+        var members = otherMembers
+        members["format"] = .int(Self.currentFormat)
+        members["values"] = .object(values)
+        members["version"] = .int(Int64(version))
+        var records: [String: PreferenceValue] = [:]
+        for (key, record) in modifications where values[key] != nil {
+            records[key] = record.storedValue
+        }
+        members["modified"] = records.isEmpty ? nil : .object(records)
+        let root: PreferenceValue = .object(members)
         var bytes = JSONText.encodeBytes(root, pretty: true)
         bytes.append(0x0A)
         if bytes.count > limits.maxFileSize {

@@ -24,7 +24,9 @@ enum PropertyListParser {
             var reader = BinaryPropertyList(bytes: bytes, file: file)
             root = try reader.root()
         } else {
-            root = try XMLPropertyList(bytes: bytes, file: file).root()
+            root = try XMLPropertyList(
+                bytes: LegacyXML.utf8Document(bytes, file: file), file: file
+            ).root()
         }
         guard case .object(let values) = root else {
             throw PreferencesError.legacyFormat(

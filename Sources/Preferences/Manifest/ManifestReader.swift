@@ -27,6 +27,10 @@ struct ManifestReader {
         }
         var entries: [String: PreferencesManifest.Entry] = [:]
         for name in keys.keys.sorted() {
+            // The names a store accepts (the schema's propertyNames).
+            if let problem = PreferencesLimits().problem(withKey: name) {
+                throw fail("key '\(name)': \(problem)")
+            }
             entries[name] = try entry(keys[name]!, name: name)
         }
         return PreferencesManifest(entries: entries)

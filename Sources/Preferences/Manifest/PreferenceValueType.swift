@@ -143,8 +143,10 @@ public enum PreferenceValueType: String, Sendable, CaseIterable, Codable {
         }
     }
 
-    /// The type whose values look like `value`.
-    init(kindOf value: PreferenceValue?) {
+    /// The type whose values look like `value`: the JSON kind of a stored
+    /// value (`.json` for arrays, objects, null and nil), which is how
+    /// `prefs set` keeps a key's stored type (SPEC 7.2).
+    public init(kindOf value: PreferenceValue?) {
         switch value {
         case .bool?: self = .bool
         case .int?: self = .int

@@ -28,10 +28,13 @@ extension PreferencesManifest {
     /// A manifest declaring each top-level field of a record (SPEC R1), with
     /// the values of `Record()` as defaults.
     ///
-    /// Types are the JSON kinds of the encoded defaults (a `Date` field is a
-    /// `string`), and optional fields whose default is `nil` are not
-    /// declared, since nothing in the encoding shows them. Merge with
-    /// ``init(keys:)`` or edit ``entries`` to say more.
+    /// A field whose coding key is its property's name takes the type its
+    /// Swift type declares (a `Double` field is a `double` even when its
+    /// default is 14, a `Date` field a `date`); other fields, and enums and
+    /// structs, take the JSON kind of their encoded default. Optional fields
+    /// whose default is `nil` are not declared, since nothing in the
+    /// encoding shows them. Merge with ``init(keys:)`` or edit ``entries``
+    /// to say more.
     ///
     /// ```swift
     /// let manifest = try PreferencesManifest(record: AppSettings.self)
@@ -42,9 +45,15 @@ extension PreferencesManifest {
                 key: "\(Record.self)",
                 reason: "a record must encode as a keyed container (an object)")
         }
+        var declaredTypes: [String: PreferenceValueType] = [:]
+        for child in Mirror(reflecting: Record()).children {
+            guard let label = child.label else { continue }
+            declaredTypes[label] = PreferenceValueType(swiftType: type(of: child.value))
+        }
         var entries: [String: Entry] = [:]
         for (name, value) in fields where value != .null {
-            entries[name] = Entry(type: PreferenceValueType(kindOf: value), defaultValue: value)
+            let type = declaredTypes[name] ?? PreferenceValueType(kindOf: value)
+            entries[name] = Entry(type: type, defaultValue: value)
         }
         self.init(entries: entries)
     }

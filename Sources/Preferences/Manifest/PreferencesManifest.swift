@@ -87,6 +87,19 @@ public struct PreferencesManifest: Sendable, Equatable {
         return value
     }
 
+    // MARK: Publishing beside a store
+
+    /// The name of the manifest a store publishes beside its file (SPEC
+    /// 7.6): `.json` replaced by `.keys.json`, else `.keys.json` added.
+    ///
+    /// ```swift
+    /// PreferencesManifest.publishedName(forStoreNamed: "default.json")   // "default.keys.json"
+    /// PreferencesManifest.publishedName(forStoreNamed: "settings")       // "settings.keys.json"
+    /// ```
+    public static func publishedName(forStoreNamed name: String) -> String {
+        (name.hasSuffix(".json") ? String(name.dropLast(5)) : name) + ".keys.json"
+    }
+
     // MARK: Reading and writing
 
     /// Reads a manifest file.

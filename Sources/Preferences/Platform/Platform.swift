@@ -23,6 +23,39 @@ enum Platform {
         var mode: UInt32
         var uid: UInt32
         var gid: UInt32
+
+        /// Whether a later change could leave this stamp as it is ("racily
+        /// clean", as git calls it): its modification or change time is not
+        /// older than `now`, a ``Platform/fileClockNow()`` read before the
+        /// stamp was taken, by one timestamp tick. A file system that keeps
+        /// whole seconds (both times without nanoseconds) has a tick of two
+        /// seconds (FAT's), any other one of a nanosecond: the file clock has
+        /// moved on, so any later change is stamped later.
+        func isRacy(at now: Int64) -> Bool {
+            let modified = modifiedSeconds * 1_000_000_000 + modifiedNanoseconds
+            let changed = changedSeconds * 1_000_000_000 + changedNanoseconds
+            let tick: Int64 =
+                modifiedNanoseconds == 0 && changedNanoseconds == 0 ? 2_000_000_000 : 1
+            return now - max(modified, changed) < tick
+        }
+    }
+
+    /// A moment on the clock file systems stamp files with, in nanoseconds
+    /// since 1970.
+    ///
+    /// Linux stamps files from the coarse real-time clock, which moves once
+    /// per scheduler tick; reading that clock gives a moment no file written
+    /// afterwards can be stamped before. Darwin has no such clock: the fine
+    /// clock less 10 ms stands in for it.
+    static func fileClockNow() -> Int64 {
+        var now = timespec()
+        #if canImport(Darwin)
+            clock_gettime(CLOCK_REALTIME, &now)
+            return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) - 10_000_000
+        #else
+            clock_gettime(CLOCK_REALTIME_COARSE, &now)
+            return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+        #endif
     }
 
     static var errno: Int32 {
@@ -64,7 +97,7 @@ enum Platform {
         return stamp(info)
     }
 
-    private static func systemStat() -> stat {
+    static func systemStat() -> stat {
         #if canImport(Darwin)
             Darwin.stat()
         #elseif canImport(Musl)
@@ -92,9 +125,16 @@ enum Platform {
     }
 
     /// Reads a whole regular file. nil when it does not exist.
-    static func readFile(_ path: String, limit: Int) throws -> (bytes: [UInt8], stamp: FileStamp)? {
+    ///
+    /// With `followingSymlinks: false` a symlink at `path` is an error
+    /// (`ELOOP`): the store resolves its links itself, checking each (S19),
+    /// and must not follow one planted after that check.
+    static func readFile(_ path: String, limit: Int, followingSymlinks: Bool = true) throws -> (
+        bytes: [UInt8], stamp: FileStamp
+    )? {
         // O_NONBLOCK so that a FIFO at the path cannot hang the open.
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        let descriptor = open(
+            path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (followingSymlinks ? 0 : O_NOFOLLOW))
         if descriptor < 0 {
             let code = errno
             if code == ENOENT { return nil }
@@ -132,12 +172,18 @@ enum Platform {
         return (bytes, info)
     }
 
-    /// Writes `bytes` to a new file with an unpredictable name in `directory`,
-    /// fsyncs it and returns its path. The caller renames it into place.
-    static func writeTemporaryFile(
-        in directory: String, prefix: String, bytes: [UInt8], mode: UInt32 = 0o600,
+    /// Replaces `target` with `bytes`: writes them to a new file with an
+    /// unpredictable name in the same directory, fsyncs it, and renames it
+    /// over `target`. Returns the new file's stamp, taken from its own
+    /// descriptor after the rename (nil in the unlikely case that `fstat`
+    /// fails then: the file is in place all the same). The caller fsyncs the
+    /// directory.
+    static func replaceFile(
+        _ target: String, with bytes: [UInt8], mode: UInt32 = 0o600,
         owner: (uid: UInt32, gid: UInt32)? = nil
-    ) throws -> String {
+    ) throws -> FileStamp? {
+        let directory = parentDirectory(of: target)
+        let prefix = lastComponent(of: target)
         var attempts = 0
         while true {
             let path = directory + "/." + prefix + "." + randomSuffix() + ".tmp"
@@ -149,28 +195,35 @@ enum Platform {
                 if code == EEXIST && attempts < 16 { continue }
                 throw ioError("create a temporary file in", directory, code: code)
             }
+            defer { close(descriptor) }
             do {
                 // open(2) applies the umask; make the mode exact before the
                 // data, so the one fsync below covers mode, owner and bytes.
                 if fchmod(descriptor, mode_t(mode)) != 0 { throw ioError("chmod", path) }
-                // As root (`sudo prefs set`), keep the service's file its own.
+                // As root (`sudo prefs set`), keep the service's file its own (S14).
                 if let owner, geteuid() == 0, owner.uid != 0 || owner.gid != getegid() {
                     _ = fchown(descriptor, uid_t(owner.uid), gid_t(owner.gid))
                 }
                 try writeAll(descriptor, bytes, path: path)
-                if fsync(descriptor) != 0 { throw ioError("fsync", path) }
+                if syncToDisk(descriptor) != 0 { throw ioError("fsync", path) }
+                try rename(path, target)
             } catch {
-                close(descriptor)
                 unlink(path)
                 throw error
             }
-            if close(descriptor) != 0 {
-                let code = errno
-                unlink(path)
-                throw ioError("close", path, code: code)
-            }
-            return path
+            // The rename changed the file's change time: stamp it now, from
+            // the descriptor, not from a second look at the path.
+            return try? fileStamp(descriptor: descriptor, path: target)
         }
+    }
+
+    /// fsync, and on Darwin `F_FULLFSYNC`, which also asks the drive to
+    /// write its cache (plain fsync there only hands the data to the drive).
+    static func syncToDisk(_ descriptor: Int32) -> Int32 {
+        #if canImport(Darwin)
+            if fcntl(descriptor, F_FULLFSYNC) == 0 { return 0 }
+        #endif
+        return fsync(descriptor)
     }
 
     private static func writeAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws {
@@ -223,7 +276,10 @@ enum Platform {
         let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if descriptor < 0 { throw ioError("open directory", path) }
         defer { close(descriptor) }
-        if fsync(descriptor) != 0 {
+        if let code = injectedFault(.directorySync, at: path) {
+            throw ioError("fsync directory", path, code: code)
+        }
+        if syncToDisk(descriptor) != 0 {
             let code = errno
             // Some file systems cannot fsync directories; the rename is as durable as they allow.
             if code != EINVAL && code != ENOTSUP {
@@ -232,15 +288,30 @@ enum Platform {
         }
     }
 
-    /// Creates `path` and any missing parents with mode 0700.
-    static func makeDirectories(_ path: String) throws {
+    /// Creates `path` and any missing parents with mode 0700, given to
+    /// `owner` when running as root; returns the directories it created,
+    /// outermost first. The caller makes each durable in its parent.
+    @discardableResult
+    static func makeDirectories(_ path: String, owner: (uid: UInt32, gid: UInt32)? = nil) throws
+        -> [String]
+    {
         if let info = try fileStamp(path) {
-            if info.isDirectory { return }
+            if info.isDirectory { return [] }
             throw ioError("create directory", path, code: ENOTDIR)
         }
         let parent = parentDirectory(of: path)
-        if parent != path { try makeDirectories(parent) }
-        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw ioError("create directory", path) }
+        var created = parent != path ? try makeDirectories(parent, owner: owner) : []
+        if mkdir(path, 0o700) != 0 {
+            if errno != EEXIST { throw ioError("create directory", path) }
+            return created
+        }
+        if let owner, geteuid() == 0, owner.uid != 0 || owner.gid != getegid() {
+            // lchown: should the new directory have been swapped for a link,
+            // the link changes owner, not what it points to.
+            _ = lchown(path, uid_t(owner.uid), gid_t(owner.gid))
+        }
+        created.append(path)
+        return created
     }
 
     static func parentDirectory(of path: String) -> String {
@@ -293,48 +364,6 @@ enum Platform {
             return String(cString: directory)
         }
         return "/"
-    }
-
-    // MARK: Locks
-
-    /// Opens (creating, 0600) `path` and takes an exclusive `flock` on it;
-    /// returns the descriptor that holds the lock.
-    static func lockExclusively(_ path: String) throws -> Int32 {
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        if descriptor < 0 { throw ioError("open lock file", path) }
-        while flock(descriptor, LOCK_EX) != 0 {
-            let code = errno
-            if code == EINTR { continue }
-            close(descriptor)
-            throw ioError("lock", path, code: code)
-        }
-        return descriptor
-    }
-
-    /// Releases a lock taken with ``lockExclusively(_:)``.
-    static func unlock(_ descriptor: Int32) {
-        flock(descriptor, LOCK_UN)
-        close(descriptor)
-    }
-
-    /// Reads the 8-byte write generation kept in a lock file (0 when absent).
-    static func readGeneration(descriptor: Int32) -> UInt64 {
-        var value: UInt64 = 0
-        let count = withUnsafeMutableBytes(of: &value) { pread(descriptor, $0.baseAddress, 8, 0) }
-        return count == 8 ? UInt64(littleEndian: value) : 0
-    }
-
-    static func readGeneration(path: String) -> UInt64 {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        if descriptor < 0 { return 0 }
-        defer { close(descriptor) }
-        return readGeneration(descriptor: descriptor)
-    }
-
-    static func writeGeneration(_ generation: UInt64, descriptor: Int32, path: String) throws {
-        var value = generation.littleEndian
-        let count = withUnsafeBytes(of: &value) { pwrite(descriptor, $0.baseAddress, 8, 0) }
-        if count != 8 { throw ioError("write lock file", path) }
     }
 
     // MARK: Time

@@ -1,113 +1,259 @@
 import Foundation
-import Synchronization
 
 /// The file backend: one JSON file, replaced atomically and durably, shared
-/// safely between processes (SPEC S2, S3, S10).
+/// safely between processes and users (SPEC S2, S3, S10, S13–S15, S19).
 ///
 /// - Every write goes to a new temporary file in the same directory (random
-///   name, `O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC`, mode 0600), is fsynced,
-///   renamed over the target, and the directory is fsynced. The target is
-///   never truncated or written in place, so a crash leaves the old or the
-///   new file, both complete.
-/// - Writers hold an exclusive `flock` on the sibling `<file>.lock`, which
-///   also keeps a write generation that every writer bumps; a revision is
-///   that generation plus the file's identity (device, inode, size, times),
-///   so an external editor's save is noticed as well.
-/// - A symlinked file is followed: the target is replaced and the link stays.
+///   name, `O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC`, mode 0600), is fsynced
+///   (`F_FULLFSYNC` on Darwin), renamed over the target, and the directory
+///   is fsynced. The target is never truncated or written in place, so a
+///   crash leaves the old or the new file, both complete.
+/// - Durable means durable: a write succeeds only once the directory holding
+///   it is fsynced. Before the rename, the lock file marks that fsync as
+///   due, and the mark is cleared after it. When the fsync fails (or the
+///   writer dies first), the write fails, and every later call that takes
+///   the lock, in any process — even an edit that changes nothing, such as
+///   a retried `set` or `prefs set` — fsyncs the directory first and fails
+///   while it cannot. A directory the store creates is fsynced in its parent
+///   before the next locked call in this process succeeds. Bookkeeping (the
+///   write generation and the mark) happens before the rename, so a write is
+///   never reported failed after its file was put in place, except by the
+///   directory's fsync.
+/// - Writers hold an exclusive `flock` on the sibling `<file>.lock`. The
+///   lock is held per call chain, not per object: another thread calling
+///   this backend (``PreferencesStore/storage`` is public) waits for it
+///   like another process does. A wait gives up after `lockTimeout` (10 s by
+///   default, ``PreferencesLimits/lockTimeout``) with
+///   ``PreferencesError/io(operation:path:code:message:)`` (`ETIMEDOUT`)
+///   naming the lock file and, on Linux, the process holding it.
+/// - Revisions never lie (S13). A revision is the write generation kept in
+///   the lock file, the file's stamp (device, inode, size, modification and
+///   change times) and a 64-bit hash of its bytes. A stamp is trusted to
+///   mark the bytes only once it is older than the file system's clock
+///   tick when it is looked at — as git treats "racily clean" files: until
+///   then (right after a write, or after anyone else's save within the
+///   tick), checking the revision reads and hashes the file. So a writer
+///   that ignores the lock and keeps the size, inode and times (an editor
+///   saving in place within one tick, `printf > file`) is still noticed.
+///   A file system with whole-second times gets a two-second window. The
+///   rule assumes the clock does not step back, and that a network file
+///   system's server stamps with a clock close to this machine's. The stamp
+///   recorded after a write comes from the written file's own descriptor.
+/// - A symlinked file is followed: the target is replaced and the link
+///   stays. In a directory that others can write (o+w or g+w), a link is
+///   followed only when it belongs to the caller or to the directory's owner
+///   (the kernel's `protected_symlinks` rule, applied by the store, S19);
+///   otherwise every call fails with `.io` (`EACCES`) naming the link and
+///   its owner, before anything is read or created. The lock file and
+///   temporary files are never followed (`O_NOFOLLOW`).
 /// - A missing file reads as nothing stored; a missing parent directory is
 ///   created, mode 0700, on the first write.
-/// - A replaced file keeps the old file's permission bits, and when running
-///   as root, its owner.
+/// - Ownership (S14): a replaced file keeps the old file's permission bits.
+///   Running as root, everything created — the file, `<file>.lock`,
+///   directories, a corrupt file's replacement — belongs to the file's owner,
+///   else to the owner of the nearest existing directory, so `sudo prefs
+///   set` never locks a service out of its own store.
+/// - Temporary files left by writers that died between creating and renaming
+///   them are removed while a write holds the lock, at most once a minute.
 public final class FileStorage: PreferencesStorage {
     /// The path as given (made absolute).
     public let path: String
     let maxFileSize: Int
-    /// While the lock is held: its descriptor and the target it protects
-    /// (resolved once, so one locked section works on one file).
-    private let heldLock = Mutex<(descriptor: Int32, target: String)?>(nil)
-    private let sweptTemporaryFiles = Mutex(false)
+    /// How long ``withExclusiveAccess(_:)`` waits for another holder of the lock.
+    public let lockTimeout: Duration
+    let orphanSweepInterval: Duration
+
+    /// The thread inside ``withExclusiveAccess(_:)``, with the lock's
+    /// descriptor and the target it protects (resolved once, so that one
+    /// locked section works on one file).
+    private struct Holder {
+        var thread: UInt
+        var descriptor: Int32
+        var target: String
+    }
+
+    private let holder = Locked<Holder?>(nil)
+    /// A stamp found older than the clock tick, and the hash of the bytes
+    /// read with it: while the file keeps that stamp, it holds those bytes.
+    private let trustedStamp = Locked<(stamp: Platform.FileStamp, hash: UInt64)?>(nil)
+    private let lastSweep = Locked<ContinuousClock.Instant?>(nil)
+
+    /// Parents of directories the store created, until their fsync
+    /// succeeds, across every backend in the process: the next locked call
+    /// below them fsyncs them first.
+    private static let unsyncedDirectories = Locked<Set<String>>([])
 
     /// A backend for the file at `url`.
     ///
     /// - Parameters:
     ///   - url: the file; a relative path is taken from the current directory.
     ///   - maxFileSize: files larger than this read as corrupt.
-    public init(fileURL url: URL, maxFileSize: Int = PreferencesLimits().maxFileSize) {
+    ///   - lockTimeout: how long to wait for another process's lock.
+    public convenience init(
+        fileURL url: URL, maxFileSize: Int = PreferencesLimits().maxFileSize,
+        lockTimeout: Duration = PreferencesLimits().lockTimeout
+    ) {
+        self.init(
+            fileURL: url, maxFileSize: maxFileSize, lockTimeout: lockTimeout,
+            orphanSweepInterval: .seconds(60))
+    }
+
+    /// A backend with a chosen interval between sweeps of orphaned temporary files.
+    init(fileURL url: URL, maxFileSize: Int, lockTimeout: Duration, orphanSweepInterval: Duration) {
         var path = url.path
         if !path.hasPrefix("/") { path = Platform.currentDirectory() + "/" + path }
         self.path = path
         self.maxFileSize = maxFileSize
+        self.lockTimeout = lockTimeout
+        self.orphanSweepInterval = orphanSweepInterval
     }
 
     /// The file's path.
     public var location: String { path }
 
-    /// `file:` and the canonical path of the target (symlinks followed), so every
-    /// spelling of one file shares one store state.
+    /// `file:` and the canonical path of the target (symlinks followed where
+    /// safe), so every spelling of one file shares one store state. When the
+    /// directory does not exist yet, its deepest existing ancestor is
+    /// canonicalised and the rest appended.
     public var identity: String? {
-        let target = targetPath
-        let directory = Platform.parentDirectory(of: target)
-        let canonical = Platform.realPath(directory) ?? directory
-        return "file:" + canonical + "/" + Platform.lastComponent(of: target)
+        let target = (try? Platform.resolveSymlinksSafely(path)) ?? path
+        var existing = Platform.parentDirectory(of: target)
+        var rest = [Platform.lastComponent(of: target)]
+        var canonical = Platform.realPath(existing)
+        while canonical == nil && existing != "/" && existing != "." {
+            rest.insert(Platform.lastComponent(of: existing), at: 0)
+            existing = Platform.parentDirectory(of: existing)
+            canonical = Platform.realPath(existing)
+        }
+        var components = (canonical ?? existing).split(separator: "/").map(String.init)
+        for component in rest {
+            switch component {
+            case "", ".": continue
+            case "..": if !components.isEmpty { components.removeLast() }
+            default: components.append(component)
+            }
+        }
+        return "file:/" + components.joined(separator: "/")
     }
 
-    /// The file actually read and replaced: `path` with symlinks followed.
-    var targetPath: String {
-        heldLock.withLock { $0?.target } ?? Platform.resolveSymlinks(path)
+    /// The file actually read and replaced: `path` with symlinks followed
+    /// where safe (S19); inside ``withExclusiveAccess(_:)``, the one locked.
+    func target() throws -> String {
+        let thread = Platform.currentThread()
+        if let held = holder.withLock({ $0?.thread == thread ? $0?.target : nil }) { return held }
+        return try Platform.resolveSymlinksSafely(path)
     }
 
-    /// The lock file beside the target.
-    var lockPath: String { targetPath + ".lock" }
-
-    private func revision(generation: UInt64, stamp: Platform.FileStamp?) -> StorageRevision {
-        guard let stamp else { return .absent }
-        return StorageRevision(
-            "g\(generation)-\(stamp.device)-\(stamp.inode)-\(stamp.size)-\(stamp.modifiedSeconds).\(stamp.modifiedNanoseconds)-\(stamp.changedSeconds).\(stamp.changedNanoseconds)"
+    private func revision(generation: UInt64, stamp: Platform.FileStamp, hash: UInt64)
+        -> StorageRevision
+    {
+        StorageRevision(
+            "g\(generation)-\(stamp.device)-\(stamp.inode)-\(stamp.size)-\(stamp.modifiedSeconds).\(stamp.modifiedNanoseconds)-\(stamp.changedSeconds).\(stamp.changedNanoseconds)-\(String(hash, radix: 16))"
         )
     }
 
-    private func generation() -> UInt64 {
-        if let held = heldLock.withLock({ $0 }) {
-            return Platform.readGeneration(descriptor: held.descriptor)
+    private func generation(lockPath: String) -> UInt64 {
+        let thread = Platform.currentThread()
+        if let descriptor = holder.withLock({ $0?.thread == thread ? $0?.descriptor : nil }) {
+            return Platform.readGeneration(descriptor: descriptor)
         }
         return Platform.readGeneration(path: lockPath)
     }
 
     /// Reads the target file; nil bytes when it does not exist.
     public func read() throws -> StoredContents {
-        let target = targetPath
-        let generation = generation()
-        guard let (bytes, stamp) = try Platform.readFile(target, limit: maxFileSize) else {
+        let target = try target()
+        let generation = generation(lockPath: target + ".lock")
+        let now = Platform.fileClockNow()
+        guard
+            let (bytes, stamp) = try Platform.readFile(
+                target, limit: maxFileSize, followingSymlinks: false)
+        else {
             return StoredContents(bytes: nil, revision: .absent)
         }
+        let hash = ContentHash.of(bytes)
+        if !stamp.isRacy(at: now) { trustedStamp.withLock { $0 = (stamp, hash) } }
         return StoredContents(
-            bytes: bytes, revision: revision(generation: generation, stamp: stamp))
+            bytes: bytes, revision: revision(generation: generation, stamp: stamp, hash: hash))
     }
 
-    /// The write generation and the target's identity, from `stat`.
+    /// The write generation, the target's stamp from `stat`, and the hash of
+    /// its bytes, which is read again only while the stamp is too recent to
+    /// trust (or not seen before).
     public func currentRevision() throws -> StorageRevision {
-        let target = targetPath
-        let generation = generation()
+        let target = try target()
+        let generation = generation(lockPath: target + ".lock")
+        let now = Platform.fileClockNow()
         guard let stamp = try Platform.fileStamp(target) else { return .absent }
         if stamp.isDirectory {
             throw Platform.ioError("read", target, code: EISDIR)
         }
-        return revision(generation: generation, stamp: stamp)
+        if !stamp.isRacy(at: now), let trusted = trustedStamp.withLock({ $0 }),
+            trusted.stamp == stamp
+        {
+            return revision(generation: generation, stamp: stamp, hash: trusted.hash)
+        }
+        return try read().revision
     }
 
-    /// Holds an exclusive `flock` on `<file>.lock` while `body` runs (re-entrant).
+    /// Holds an exclusive `flock` on `<file>.lock` while `body` runs;
+    /// re-entrant on one thread, exclusive against every other thread and
+    /// process. Fsyncs directories left unsynced first.
     public func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
-        if heldLock.withLock({ $0 }) != nil { return try body() }
-        let target = Platform.resolveSymlinks(path)
-        let lockPath = target + ".lock"
-        try Platform.makeDirectories(Platform.parentDirectory(of: lockPath))
-        let descriptor = try Platform.lockExclusively(lockPath)
-        heldLock.withLock { $0 = (descriptor, target) }
+        let thread = Platform.currentThread()
+        if holder.withLock({ $0?.thread == thread }) { return try body() }
+        let target = try Platform.resolveSymlinksSafely(path)
+        let directory = Platform.parentDirectory(of: target)
+        let owner = try ownerForNewFiles(target: target)
+        let created = try Platform.makeDirectories(directory, owner: owner)
+        if !created.isEmpty {
+            Self.unsyncedDirectories.withLock { pending in
+                for made in created { pending.insert(Platform.parentDirectory(of: made)) }
+            }
+        }
+        let descriptor = try Platform.lockExclusively(
+            target + ".lock", timeout: lockTimeout, owner: owner)
+        holder.withLock { $0 = Holder(thread: thread, descriptor: descriptor, target: target) }
         defer {
-            heldLock.withLock { $0 = nil }
+            holder.withLock { $0 = nil }
             Platform.unlock(descriptor)
         }
+        try syncUnsyncedDirectories(around: directory)
+        if Platform.isDirectorySyncDue(descriptor: descriptor) {
+            try Platform.syncDirectory(directory)
+            Platform.clearDirectorySyncDue(descriptor: descriptor)
+        }
         return try body()
+    }
+
+    /// Running as root: who should own what the store creates (S14) — the
+    /// file's owner, else the owner of the nearest existing directory.
+    private func ownerForNewFiles(target: String) throws -> (uid: UInt32, gid: UInt32)? {
+        guard geteuid() == 0 else { return nil }
+        if let stamp = try? Platform.fileStamp(target) { return (stamp.uid, stamp.gid) }
+        var directory = Platform.parentDirectory(of: target)
+        while true {
+            if let stamp = try? Platform.fileStamp(directory), stamp.isDirectory {
+                return (stamp.uid, stamp.gid)
+            }
+            let parent = Platform.parentDirectory(of: directory)
+            if parent == directory { return nil }
+            directory = parent
+        }
+    }
+
+    /// Fsyncs the unsynced directories that hold `directory` (or are it).
+    private func syncUnsyncedDirectories(around directory: String) throws {
+        let due = Self.unsyncedDirectories.withLock { pending in
+            pending.isEmpty
+                ? []
+                : pending.filter { directory == $0 || directory.hasPrefix($0 + "/") || $0 == "/" }
+        }
+        // Outermost last: a directory's own entry is in its parent.
+        for path in due.sorted(by: { $0.count > $1.count }) {
+            try Platform.syncDirectory(path)
+            _ = Self.unsyncedDirectories.withLock { $0.remove(path) }
+        }
     }
 
     /// Replaces the file atomically and durably if its revision is still `expected`.
@@ -116,36 +262,49 @@ public final class FileStorage: PreferencesStorage {
     {
         try withExclusiveAccess {
             guard try currentRevision() == expected else { return nil }
-            let target = targetPath
+            let target = try target()
             let directory = Platform.parentDirectory(of: target)
             removeOrphanedTemporaryFiles(of: target)
             let existing = try Platform.fileStamp(target)
-            let temporary = try Platform.writeTemporaryFile(
-                in: directory, prefix: Platform.lastComponent(of: target), bytes: bytes,
-                mode: existing?.mode ?? 0o600, owner: existing.map { ($0.uid, $0.gid) })
-            do {
-                try Platform.rename(temporary, target)
-            } catch {
-                Platform.unlinkQuietly(temporary)
-                throw error
-            }
-            try Platform.syncDirectory(directory)
+            let owner = try existing.map { ($0.uid, $0.gid) } ?? ownerForNewFiles(target: target)
+            // Bookkeeping first: once the file is renamed into place, nothing
+            // but the directory's fsync may fail the write.
             let generation = try bumpGeneration()
-            return revision(generation: generation, stamp: try Platform.fileStamp(target))
+            let stamp = try Platform.replaceFile(
+                target, with: bytes, mode: existing?.mode ?? 0o600, owner: owner)
+            try syncDirectory(directory)
+            guard let stamp else {
+                // The file is in place but unstamped: a revision that matches
+                // nothing makes the next check read the file.
+                return StorageRevision("g\(generation)-unstamped-\(Platform.randomSuffix())")
+            }
+            return revision(generation: generation, stamp: stamp, hash: ContentHash.of(bytes))
+        }
+    }
+
+    /// Fsyncs the target's `directory` after a rename into it and clears the
+    /// lock file's mark; when the fsync fails, the mark stays for the next
+    /// locked call, in whatever process.
+    private func syncDirectory(_ directory: String) throws {
+        try Platform.syncDirectory(directory)
+        let thread = Platform.currentThread()
+        if let descriptor = holder.withLock({ $0?.thread == thread ? $0?.descriptor : nil }) {
+            Platform.clearDirectorySyncDue(descriptor: descriptor)
         }
     }
 
     /// Removes temporary files left by writers that died between creating
     /// and renaming them (`.<name>.<random>.tmp`). Called holding the lock,
-    /// when no other writer can be using one; once per backend object.
+    /// when no other writer can be using one; at most once per
+    /// `orphanSweepInterval`.
     private func removeOrphanedTemporaryFiles(of target: String) {
-        guard
-            sweptTemporaryFiles.withLock({ swept in
-                defer { swept = true }; return !swept
-            })
-        else {
-            return
+        let now = ContinuousClock.now
+        let due = lastSweep.withLock { last in
+            if let previous = last, now - previous < orphanSweepInterval { return false }
+            last = now
+            return true
         }
+        guard due else { return }
         let directory = Platform.parentDirectory(of: target)
         let prefix = "." + Platform.lastComponent(of: target) + "."
         guard let entries = try? Platform.listDirectory(directory) else { return }
@@ -158,26 +317,28 @@ public final class FileStorage: PreferencesStorage {
     }
 
     private func bumpGeneration() throws -> UInt64 {
-        guard let descriptor = heldLock.withLock({ $0?.descriptor }) else { return 0 }
-        let next = Platform.readGeneration(descriptor: descriptor) &+ 1
-        try Platform.writeGeneration(next, descriptor: descriptor, path: lockPath)
+        let thread = Platform.currentThread()
+        guard let held = holder.withLock({ $0?.thread == thread ? $0 : nil }) else { return 0 }
+        let next = Platform.readGeneration(descriptor: held.descriptor) &+ 1
+        try Platform.writeGeneration(next, descriptor: held.descriptor, path: held.target + ".lock")
         return next
     }
 
     /// Renames the file to `<name>.corrupt-<stamp>` (with a counter if taken).
     public func setAsideCorrupt(stamp: String) throws -> String {
         try withExclusiveAccess {
-            let target = targetPath
-            // Never rename over an earlier backup: that would destroy its bytes.
+            let target = try target()
+            // Never rename over an earlier backup (or anything else there,
+            // a link included): that would destroy its bytes.
             var place = target + ".corrupt-" + stamp
             var attempt = 1
-            while try Platform.fileStamp(place) != nil {
+            while Platform.exists(place) {
                 attempt += 1
                 place = target + ".corrupt-" + stamp + "-\(attempt)"
             }
-            try Platform.rename(target, place)
-            try Platform.syncDirectory(Platform.parentDirectory(of: target))
             _ = try bumpGeneration()
+            try Platform.rename(target, place)
+            try syncDirectory(Platform.parentDirectory(of: target))
             return place
         }
     }
@@ -185,5 +346,36 @@ public final class FileStorage: PreferencesStorage {
     /// Watches the file's directory (inotify, kqueue, or polling).
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
         try FileWatcher.start(path: path, onChange: onChange)
+    }
+}
+
+/// A 64-bit hash of a file's bytes, for revisions (not for security).
+enum ContentHash {
+    static func of(_ bytes: [UInt8]) -> UInt64 {
+        bytes.withUnsafeBytes { raw in
+            let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
+            let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
+            var hash = prime1 &+ UInt64(raw.count)
+            var offset = 0
+            while offset + 8 <= raw.count {
+                let word = UInt64(
+                    littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+                let mixed = hash ^ (word &* prime2)
+                hash = (mixed << 27 | mixed >> 37) &* prime1
+                offset += 8
+            }
+            var tail: UInt64 = 0
+            var shift: UInt64 = 0
+            while offset < raw.count {
+                tail |= UInt64(raw[offset]) << shift
+                shift += 8
+                offset += 1
+            }
+            hash = (hash ^ (tail &* prime2)) &* prime1
+            hash ^= hash >> 33
+            hash = hash &* prime2
+            hash ^= hash >> 29
+            return hash
+        }
     }
 }

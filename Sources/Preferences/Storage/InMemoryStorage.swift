@@ -1,10 +1,14 @@
+import Foundation
 import Synchronization
 
 /// A backend that keeps the document in memory: for tests of code that uses
 /// Preferences, and for settings that need not outlive the process.
 ///
-/// Two stores built on the same `InMemoryStorage` object share one state,
-/// and writes to it are seen by every store watching it.
+/// Two stores built on the same `InMemoryStorage` object share one state
+/// (as two handles on one file do, S9): a write through one is visible
+/// through the other at once and reaches both stores' change feeds. Every
+/// write — a store's, one made directly with ``write(_:ifRevision:)``, or
+/// ``replaceExternally(with:)`` — calls every watcher.
 ///
 /// ```swift
 /// let store = try await PreferencesStore(storage: InMemoryStorage())
@@ -21,6 +25,7 @@ public final class InMemoryStorage: PreferencesStorage {
 
     private let state = Mutex(State())
     private let name: String
+    private let instance = UUID()
 
     /// Creates an empty backend, or one holding `bytes` (a file's contents).
     public init(name: String = "memory", bytes: [UInt8]? = nil) {
@@ -30,8 +35,9 @@ public final class InMemoryStorage: PreferencesStorage {
 
     /// The name given at creation.
     public var location: String { name }
-    /// nil: stores share state only by sharing this object.
-    public var identity: String? { nil }
+    /// Unique to this object: stores opened on it share one state; stores
+    /// on another `InMemoryStorage`, even of the same name, do not.
+    public var identity: String? { "memory:\(instance.uuidString)" }
 
     /// The document as it would be on disk, or nil when empty.
     public var bytes: [UInt8]? { state.withLock { $0.bytes } }
@@ -43,6 +49,11 @@ public final class InMemoryStorage: PreferencesStorage {
             state.generation += 1
             return Array(state.watchers.values)
         }
+        notify(watchers)
+    }
+
+    /// Calls watchers outside the lock, so one may read the backend.
+    private func notify(_ watchers: [@Sendable () -> Void]) {
         for watcher in watchers { watcher() }
     }
 
@@ -60,16 +71,20 @@ public final class InMemoryStorage: PreferencesStorage {
         state.withLock { revision($0) }
     }
 
-    /// Replaces the document if the revision is still `expected`.
+    /// Replaces the document if the revision is still `expected`, then
+    /// calls every watcher.
     public func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws
         -> StorageRevision?
     {
-        state.withLock { state in
+        let outcome = state.withLock { state -> (StorageRevision, [@Sendable () -> Void])? in
             guard revision(state) == expected else { return nil }
             state.bytes = bytes
             state.generation += 1
-            return revision(state)
+            return (revision(state), Array(state.watchers.values))
         }
+        guard let (written, watchers) = outcome else { return nil }
+        notify(watchers)
+        return written
     }
 
     /// Runs `body`; writes are already atomic.
@@ -79,16 +94,19 @@ public final class InMemoryStorage: PreferencesStorage {
 
     /// Keeps the bytes aside under `<name>.corrupt-<stamp>` and empties the document.
     public func setAsideCorrupt(stamp: String) throws -> String {
-        state.withLock { state in
+        let (place, watchers) = state.withLock { state in
             let place = "\(name).corrupt-\(stamp)"
             state.setAside[place] = state.bytes
             state.bytes = nil
             state.generation += 1
-            return place
+            return (place, Array(state.watchers.values))
         }
+        notify(watchers)
+        return place
     }
 
-    /// Calls `onChange` after each ``replaceExternally(with:)``.
+    /// Calls `onChange` after every change of the document: each write,
+    /// set-aside and ``replaceExternally(with:)``, whoever made it.
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
         let id = state.withLock { state in
             state.nextWatcher += 1

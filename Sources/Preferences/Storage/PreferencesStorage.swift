@@ -83,4 +83,15 @@ public protocol PreferencesStorage: AnyObject, Sendable {
     /// Starts watching for writes made by others; `onChange` may be called
     /// spuriously and from any thread. nil when the backend cannot watch.
     func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)?
+
+    /// Publishes the store's key manifest (SPEC 7.6) where `prefs` finds
+    /// it, holding exclusive access, atomically and durably; rewrites it
+    /// only when `bytes` differ from what is published. The default does
+    /// nothing: a backend without a place for it publishes nothing.
+    func publishManifest(_ bytes: [UInt8]) throws
+}
+
+extension PreferencesStorage {
+    /// Publishes nothing.
+    public func publishManifest(_ bytes: [UInt8]) throws {}
 }

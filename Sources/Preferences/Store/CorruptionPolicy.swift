@@ -3,6 +3,13 @@
 /// limits. No policy destroys the bad bytes; I/O errors are never treated
 /// as corruption.
 ///
+/// The policy applies when a store is opened (including a further handle on
+/// a file already open). It never applies at write time (SPEC S17): a write
+/// that finds the file corrupt after it was loaded — most likely an editor
+/// half-way through saving in place — re-reads it a few times over about
+/// 150 ms, then fails with ``PreferencesError/corrupted(file:reason:)``,
+/// leaving the file's bytes and the store's last good state as they are.
+///
 /// ```swift
 /// let store = try await PreferencesStore(fileURL: url, corruption: .backupAndReset)
 /// ```

@@ -24,12 +24,21 @@ public struct MutablePreferences: Sendable {
     private(set) var reports: [PreferencesProblem] = []
 
     /// An undo log for one transform of a group commit, so a transform that
-    /// throws can be undone without copying every value beforehand.
+    /// throws can be undone exactly — whatever it called — without copying
+    /// every value beforehand.
+    ///
+    /// Single-key changes log the key's previous value. The first change of
+    /// the whole dictionary (``removeAll()``, assigning ``values``) instead
+    /// keeps the dictionary as it was when the transform began: the keys
+    /// logged so far are restored into it first, and nothing more needs to
+    /// be logged after that. The version, the changed flag and the reports
+    /// are kept as they were at the start.
     private struct Journal: Sendable {
         var entries: [(String, PreferenceValue?)] = []
         var everything: [String: PreferenceValue]?
         var version: Int
         var changed: Bool
+        var reportCount: Int
     }
     private var journal: Journal?
 
@@ -44,10 +53,21 @@ public struct MutablePreferences: Sendable {
     public internal(set) var values: [String: PreferenceValue] {
         get { storage }
         set {
-            if journal != nil && journal?.everything == nil { journal?.everything = storage }
+            keepEverythingForRollback()
             storage = newValue
             changed = true
         }
+    }
+
+    /// Before the whole dictionary changes: keep it as it was when the
+    /// transform began (the current one with the logged keys undone).
+    private mutating func keepEverythingForRollback() {
+        guard var journal, journal.everything == nil else { return }
+        var original = storage
+        for (name, value) in journal.entries.reversed() { original[name] = value }
+        journal.everything = original
+        journal.entries = []
+        self.journal = journal
     }
 
     private mutating func assign(_ name: String, _ value: PreferenceValue?) {
@@ -60,7 +80,7 @@ public struct MutablePreferences: Sendable {
     }
 
     mutating func beginTransform() {
-        journal = Journal(version: version, changed: changed)
+        journal = Journal(version: version, changed: changed, reportCount: reports.count)
     }
 
     mutating func rollBackTransform() {
@@ -72,6 +92,7 @@ public struct MutablePreferences: Sendable {
         }
         version = journal.version
         changed = journal.changed
+        reports.removeSubrange(journal.reportCount...)
         failure = nil
         self.journal = nil
     }

@@ -1,4 +1,5 @@
-/// Size limits that protect a process from oversized or hostile files (SPEC S11).
+/// Limits that protect a process from oversized or hostile files (SPEC S11)
+/// and from waiting forever for another process's lock (S15).
 ///
 /// A file over the limits is treated as corrupt when read; a write that would
 /// exceed them fails with ``PreferencesError/limitExceeded(file:reason:)`` and
@@ -7,6 +8,7 @@
 /// ```swift
 /// var limits = PreferencesLimits()
 /// limits.maxFileSize = 1 << 20
+/// limits.lockTimeout = .seconds(2)
 /// let store = try await PreferencesStore(fileURL: url, limits: limits)
 /// ```
 public struct PreferencesLimits: Sendable, Equatable {
@@ -16,8 +18,13 @@ public struct PreferencesLimits: Sendable, Equatable {
     public var maxDepth: Int = 64
     /// The longest key, in bytes of UTF-8 (1 KiB).
     public var maxKeyLength: Int = 1024
+    /// How long a write waits for another process's lock on the store
+    /// before it fails with ``PreferencesError/io(operation:path:code:message:)``
+    /// (10 seconds; SPEC S15).
+    public var lockTimeout: Duration = .seconds(10)
 
-    /// The default limits: 16 MiB files, 64 levels of nesting, 1 KiB keys.
+    /// The default limits: 16 MiB files, 64 levels of nesting, 1 KiB keys,
+    /// 10 second lock waits.
     public init() {}
 
     /// Why `key` cannot be stored, or nil when it can.

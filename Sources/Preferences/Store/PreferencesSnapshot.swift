@@ -1,10 +1,12 @@
 /// An immutable view of the store at one moment: the stored values, the
-/// data version, and the defaults that apply to keys that are not stored.
+/// data version, the defaults that apply to keys that are not stored, and
+/// when and by whom each stored key was last changed.
 ///
 /// ```swift
 /// let snapshot = store.snapshot
 /// if snapshot[.darkMode] { applyDarkTheme() }
 /// print(snapshot.storedKeys)   // keys present in the file
+/// print(snapshot.modification(forKey: "dark_mode")?.user ?? "never set")
 /// ```
 public struct PreferencesSnapshot: Sendable, Equatable {
     /// The stored values, by key. Defaults are not included.
@@ -13,15 +15,63 @@ public struct PreferencesSnapshot: Sendable, Equatable {
     public let version: Int
     /// Defaults registered with ``PreferencesStore/register(defaults:)``.
     public let registeredDefaults: [String: PreferenceValue]
+    /// When and by whom each stored key was last changed (SPEC S18).
+    let modifications: [String: ChangeRecord]
+    /// Top-level members of the file this version does not know, kept for
+    /// writing back (SPEC §5).
+    let otherMembers: [String: PreferenceValue]
 
     /// A snapshot of the given values, for tests and for building states by hand.
     public init(
         values: [String: PreferenceValue] = [:], version: Int = 0,
-        registeredDefaults: [String: PreferenceValue] = [:]
+        registeredDefaults: [String: PreferenceValue] = [:],
+        modifications: [String: PreferenceModification] = [:]
+    ) {
+        self.init(
+            values: values, version: version, registeredDefaults: registeredDefaults,
+            modifications: modifications.mapValues(ChangeRecord.init), otherMembers: [:])
+    }
+
+    init(
+        values: [String: PreferenceValue], version: Int,
+        registeredDefaults: [String: PreferenceValue],
+        modifications: [String: ChangeRecord], otherMembers: [String: PreferenceValue]
     ) {
         self.values = values
         self.version = version
         self.registeredDefaults = registeredDefaults
+        self.modifications = modifications
+        self.otherMembers = otherMembers
+    }
+
+    /// The snapshot of a document read from storage, with these registered defaults.
+    init(_ document: StoreDocument, registeredDefaults: [String: PreferenceValue]) {
+        self.init(
+            values: document.values, version: document.version,
+            registeredDefaults: registeredDefaults, modifications: document.modifications,
+            otherMembers: document.otherMembers)
+    }
+
+    /// This snapshot with other registered defaults.
+    func registering(_ defaults: [String: PreferenceValue]) -> PreferencesSnapshot {
+        PreferencesSnapshot(
+            values: values, version: version, registeredDefaults: defaults,
+            modifications: modifications, otherMembers: otherMembers)
+    }
+
+    /// When and by whom a stored key was last changed; nil for a key that
+    /// is not stored (a default has no history) and for a key stored before
+    /// the store recorded changes, or by a program that does not.
+    ///
+    /// ```swift
+    /// if let change = store.snapshot.modification(forKey: "dark_mode"),
+    ///     Date().timeIntervalSince(change.date) > 3600
+    /// {
+    ///     refreshCache()
+    /// }
+    /// ```
+    public func modification(forKey name: String) -> PreferenceModification? {
+        modifications[name]?.modification
     }
 
     /// The key's stored value, or its default when it is absent or does not

@@ -15,11 +15,37 @@ extension PreferencesStore {
     ///     map.setZoom(zoom)
     /// }
     /// ```
+    ///
+    /// Values are compared as reads see them, after decoding: an integer
+    /// `14` replaced by `14.0` in a `Double` key, or a stored value removed
+    /// in favour of an equal default, is not a new value.
     public func changes<Value>(_ key: PreferenceKey<Value>) -> AsyncStream<Value> {
+        let (stream, continuation) = AsyncStream<Value>.makeStream(
+            bufferingPolicy: .bufferingNewest(1))
+        let last = Mutex<(generation: UInt64, value: DecodedValue<Value>)?>(nil)
+        let core = self.core
         let name = key.name
-        return makeFeed(distinctBy: { snapshot in snapshot.values[name] }) { snapshot, _ in
-            snapshot[key]
+        let id = core.subscribe { snapshot, generation in
+            let stored = snapshot.values[name]
+            // Yield under the lock so deliveries from two threads stay in order.
+            last.withLock { last in
+                if let previous = last {
+                    if generation <= previous.generation { return }
+                    // The same stored value decodes the same: no decoding
+                    // when another key changed.
+                    if previous.value.stored == stored {
+                        last = (generation, previous.value)
+                        return
+                    }
+                }
+                let current = DecodedValue(snapshot[key], stored: stored, of: key)
+                defer { last = (generation, current) }
+                if let previous = last, previous.value == current { return }
+                continuation.yield(current.value)
+            }
         }
+        continuation.onTermination = { _ in core.unsubscribe(id) }
+        return stream
     }
 
     /// The whole state now, then each new distinct state.
@@ -104,5 +130,32 @@ extension PreferencesStore {
             core.unsubscribe(subscriber)
         }
         return stream
+    }
+}
+
+/// A key's decoded value, equal to another when both encode to the same
+/// stored value: the canonical form compares what reads return for any
+/// `Codable` type, equatable or not (`14` and `14.0` in a `Double` key are
+/// one value; NaN equals NaN). A value that cannot be encoded equals nothing.
+struct DecodedValue<Value: Codable & Sendable>: Equatable, Sendable {
+    let value: Value
+    /// The stored value it was decoded from (nil when absent).
+    let stored: PreferenceValue?
+    /// nil when encoding failed; `.some(nil)` for a value stored as absent.
+    let canonical: PreferenceValue??
+
+    init(_ value: Value, stored: PreferenceValue?, of key: PreferenceKey<Value>) {
+        self.value = value
+        self.stored = stored
+        do {
+            self.canonical = .some(try key.encode(value))
+        } catch {
+            self.canonical = nil
+        }
+    }
+
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        guard let left = lhs.canonical, let right = rhs.canonical else { return false }
+        return left == right
     }
 }

@@ -64,6 +64,8 @@ public final class PreferencesStore: Sendable {
     ///   - migrations: run in order while opening; see ``PreferencesMigration``.
     ///   - corruption: what to do with a file that is not a valid preferences file.
     ///   - limits: size limits for the file, keys and nesting.
+    ///   - keys: the keys this program reads; their manifest is published
+    ///     beside the file (see ``declare(_:)``).
     ///   - liveReads: keep reads current with other processes' writes while
     ///     this handle is open (see "Live reads" above); `false` leaves them
     ///     as of the last ``reload()``, write or change feed.
@@ -72,22 +74,24 @@ public final class PreferencesStore: Sendable {
     public convenience init(
         fileURL: URL, migrations: [any PreferencesMigration] = [],
         corruption: CorruptionPolicy = .fail, limits: PreferencesLimits = PreferencesLimits(),
-        liveReads: Bool = true
+        declaring keys: [PreferenceKeys] = [], liveReads: Bool = true
     ) async throws {
         try await self.init(
-            storage: FileStorage(fileURL: fileURL, maxFileSize: limits.maxFileSize),
-            migrations: migrations, corruption: corruption, limits: limits, liveReads: liveReads)
+            storage: FileStorage(
+                fileURL: fileURL, maxFileSize: limits.maxFileSize, lockTimeout: limits.lockTimeout),
+            migrations: migrations, corruption: corruption, limits: limits, declaring: keys,
+            liveReads: liveReads)
     }
 
     /// Opens the named suite at its standard location (see ``PreferencesLocation``).
     public convenience init(
         suite: String, migrations: [any PreferencesMigration] = [],
         corruption: CorruptionPolicy = .fail, limits: PreferencesLimits = PreferencesLimits(),
-        liveReads: Bool = true
+        declaring keys: [PreferenceKeys] = [], liveReads: Bool = true
     ) async throws {
         try await self.init(
             fileURL: PreferencesLocation.fileURL(suite: suite), migrations: migrations,
-            corruption: corruption, limits: limits, liveReads: liveReads)
+            corruption: corruption, limits: limits, declaring: keys, liveReads: liveReads)
     }
 
     /// Opens a store on any backend, for example ``InMemoryStorage`` in tests.
@@ -95,11 +99,40 @@ public final class PreferencesStore: Sendable {
     public init(
         storage: any PreferencesStorage, migrations: [any PreferencesMigration] = [],
         corruption: CorruptionPolicy = .fail, limits: PreferencesLimits = PreferencesLimits(),
-        liveReads: Bool = true
+        declaring keys: [PreferenceKeys] = [], liveReads: Bool = true
     ) async throws {
+        // A key that cannot describe itself fails before anything is opened.
+        let manifest = keys.isEmpty ? nil : try PreferencesManifest(keys: keys)
         core = StoreRegistry.core(for: storage, limits: limits, corruption: corruption)
         liveReader = try await core.open(
             migrations: migrations, corruption: corruption, liveReads: liveReads)
+        if let manifest { await core.declare(manifest) }
+    }
+
+    /// Publishes `manifest` as (part of) the keys this program reads, so
+    /// that `prefs` types, validates and shows defaults as the program reads
+    /// them, with no `--manifest` (SPEC 7.6).
+    ///
+    /// The file backend writes the manifest beside the store's file
+    /// (`default.json` → `default.keys.json`; see
+    /// ``PreferencesManifest/publishedName(forStoreNamed:)``) under the
+    /// file's lock, atomically and durably, and only when its content
+    /// changes, so a service that starts a thousand times writes it once.
+    /// Declarations made through every handle on the file in this process
+    /// add up; when two programs declare different keys for one file, the
+    /// last to open publishes its own. Backends without a place for a
+    /// manifest publish nothing. Opening with `declaring:` or opening a
+    /// ``RecordStore`` calls this for you.
+    ///
+    /// A manifest that cannot be written (a read-only directory, say) is
+    /// listed in ``problems`` and does not stop the store.
+    ///
+    /// ```swift
+    /// let store = try await PreferencesStore(suite: "com.example.app")
+    /// await store.declare(try PreferencesManifest(keys: [PreferenceKeys.darkMode]))
+    /// ```
+    public func declare(_ manifest: PreferencesManifest) async {
+        await core.declare(manifest)
     }
 
     /// Where the data lives (a file path for the file backend).
@@ -220,7 +253,9 @@ enum StoreRegistry {
         init(_ core: StoreCore) { self.core = core }
     }
 
-    private static let cores = Mutex<[String: WeakCore]>([:])
+    // A pthread mutex ThreadSanitizer models (see `Locked`): stores opened
+    // on many threads at once meet here.
+    private static let cores = Locked<[String: WeakCore]>([:])
 
     static func core(
         for storage: any PreferencesStorage, limits: PreferencesLimits, corruption: CorruptionPolicy

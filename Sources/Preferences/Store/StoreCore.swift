@@ -46,12 +46,15 @@ final class StoreCore: Sendable {
         var mismatches: [String: PreferencesProblem] = [:]
         var fileProblems: [PreferencesProblem] = []
         var migrationProblems: [PreferencesProblem] = []
+        /// The keys declared by this process's handles, and why publishing them failed.
+        var declared = PreferencesManifest()
+        var manifestProblems: [PreferencesProblem] = []
         var problemWatchers: [UInt64: @Sendable ([PreferencesProblem], UInt64) -> Void] = [:]
         var problemSequence: UInt64 = 0
         var notifiedProblems: [PreferencesProblem]?
 
         var problems: [PreferencesProblem] {
-            fileProblems + migrationProblems
+            fileProblems + migrationProblems + manifestProblems
                 + mismatches.keys.sorted().compactMap { mismatches[$0] }
         }
 
@@ -211,6 +214,38 @@ final class StoreCore: Sendable {
         }
     }
 
+    /// How long a write waits, in total, for a file that turned corrupt
+    /// after it was loaded to become valid again: the pauses between the
+    /// write's re-reads (10, 20, 40 and 80 ms, five reads over about 150 ms).
+    static let corruptRereadPauses: [TimeInterval] = [0.010, 0.020, 0.040, 0.080]
+
+    /// The re-read before a write, holding exclusive access (S17).
+    ///
+    /// A file that is corrupt now but was valid when loaded is most likely
+    /// being saved in place by a program that ignores the lock (an editor
+    /// half-way through its write), so the corruption policy — which only
+    /// runs when a store is opened — does not apply: the re-read is retried
+    /// a few times (``corruptRereadPauses``), then the write fails with
+    /// ``PreferencesError/corrupted(file:reason:)``, leaving the file's
+    /// bytes as they are and the last good state in memory. The pauses block
+    /// the store's own dispatch queue, never Swift's cooperative pool.
+    private func refreshBeforeWrite() throws {
+        var pauses = Self.corruptRereadPauses[...]
+        while true {
+            do {
+                try refreshIfChanged(policy: nil)
+                // A problem reported by an earlier attempt is gone now.
+                if pauses.count < Self.corruptRereadPauses.count { notifyProblemWatchers() }
+                return
+            } catch let error as PreferencesError {
+                guard case .corrupted = error else { throw error }
+                notifyProblemWatchers()
+                guard let pause = pauses.popFirst() else { throw error }
+                Thread.sleep(forTimeInterval: pause)
+            }
+        }
+    }
+
     /// Re-reads after a change signalled by the watcher. Errors are kept as
     /// problems; the feed and the last good state stay.
     func reloadFromWatcher() {
@@ -235,25 +270,45 @@ final class StoreCore: Sendable {
 
     // MARK: Publishing
 
+    /// Makes `document` the current state and tells subscribers, unless it
+    /// equals the current state (an unchanged rewrite delivers nothing).
+    ///
+    /// Comparing two states is O(n), so it runs outside the state lock that
+    /// every read takes: against the state as of a generation, which is then
+    /// replaced under the lock only if the generation has not moved meanwhile
+    /// (else compared again). Called on the queue.
     private func publish(
         _ document: StoreDocument, revision: StorageRevision, knownChanged: Bool = false
     ) {
-        let delivery: (PreferencesSnapshot, UInt64, [Subscriber])? = state.withLock { state in
-            state.revision = revision
-            guard
-                knownChanged || document.version != state.snapshot.version
-                    || document.values != state.snapshot.values
-            else { return nil }
-            let old = state.snapshot.values
-            state.snapshot = PreferencesSnapshot(
-                values: document.values, version: document.version,
-                registeredDefaults: state.snapshot.registeredDefaults)
-            state.generation += 1
-            state.mismatches = state.mismatches.filter { key, _ in old[key] == document.values[key]
+        while !knownChanged {
+            let (current, generation) = state.withLock { ($0.snapshot, $0.generation) }
+            guard document.version == current.version && document.values == current.values
+            else { break }
+            let unchanged = state.withLock { state in
+                guard state.generation == generation else { return false }
+                state.revision = revision
+                // Change records and unknown members are kept even when no
+                // value changed, so the next write carries them over; only a
+                // value or version change is news for subscribers.
+                state.snapshot = PreferencesSnapshot(
+                    document, registeredDefaults: state.snapshot.registeredDefaults)
+                return true
             }
-            return (state.snapshot, state.generation, Array(state.subscribers.values))
+            if unchanged { return }
         }
-        guard let (snapshot, generation, subscribers) = delivery else { return }
+        let (snapshot, generation, subscribers, replaced) = state.withLock { state in
+            state.revision = revision
+            let old = state.snapshot
+            state.snapshot = PreferencesSnapshot(
+                document, registeredDefaults: old.registeredDefaults)
+            state.generation += 1
+            state.mismatches = state.mismatches.filter { key, _ in
+                old.values[key] == document.values[key]
+            }
+            return (state.snapshot, state.generation, Array(state.subscribers.values), old)
+        }
+        // The replaced values are freed here, outside the lock (also O(n)).
+        withExtendedLifetime(replaced) {}
         for subscriber in subscribers { subscriber.deliver(snapshot, generation) }
         notifyProblemWatchers()
     }
@@ -262,9 +317,7 @@ final class StoreCore: Sendable {
         let delivery = state.withLock { state in
             var merged = state.snapshot.registeredDefaults
             merged.merge(defaults) { _, new in new }
-            state.snapshot = PreferencesSnapshot(
-                values: state.snapshot.values, version: state.snapshot.version,
-                registeredDefaults: merged)
+            state.snapshot = state.snapshot.registering(merged)
             state.generation += 1
             return (state.snapshot, state.generation, Array(state.subscribers.values))
         }
@@ -381,7 +434,7 @@ final class StoreCore: Sendable {
             try storage.withExclusiveAccess {
                 if !state.withLock({ $0.loaded }) { try load(policy: corruption) }
                 for _ in 0..<8 {
-                    try refreshIfChanged(policy: corruption)
+                    try refreshBeforeWrite()
                     let (base, revision) = state.withLock { ($0.snapshot, $0.revision) }
                     var working = MutablePreferences(snapshot: base, limits: limits)
                     for index in batch.indices {
@@ -402,7 +455,9 @@ final class StoreCore: Sendable {
                     {
                         return
                     }
-                    let document = StoreDocument(values: working.values, version: working.version)
+                    let document = StoreDocument(
+                        editing: base, values: working.values, version: working.version,
+                        stamp: .now())
                     let bytes = try document.encode(file: storage.location, limits: limits)
                     if let written = try storage.write(bytes, ifRevision: revision) {
                         publish(document, revision: written, knownChanged: true)
@@ -458,7 +513,9 @@ final class StoreCore: Sendable {
                     ran.append(migration)
                 }
                 if working.values != base.values || working.version != base.version {
-                    let document = StoreDocument(values: working.values, version: working.version)
+                    let document = StoreDocument(
+                        editing: base, values: working.values, version: working.version,
+                        stamp: .now())
                     let bytes = try document.encode(file: storage.location, limits: limits)
                     guard let written = try storage.write(bytes, ifRevision: revision) else {
                         throw PreferencesError.io(

@@ -1,15 +1,28 @@
 import Preferences
 
-/// `prefs get KEY [--json]`.
+/// `prefs get KEY [--json] [--long]`.
 enum GetCommand {
     static func run(_ context: CommandContext) async throws {
         let key = context.argument(0)
-        let store = try await context.openStore()
-        guard let value = store.snapshot.values[key] ?? context.manifest?[key]?.defaultValue
-        else {
+        let snapshot = try await context.openStore().snapshot
+        let stored = snapshot.values[key]
+        guard let value = stored ?? context.manifest?[key]?.defaultValue else {
             throw CommandFailure.notSet(key)
         }
-        context.output.print(render(value, json: context.invocation.has("--json")))
+        let json = context.invocation.has("--json")
+        guard context.invocation.has("--long") else {
+            context.output.print(render(value, json: json))
+            return
+        }
+        if json {
+            let defaults = stored == nil ? [key: value] : [:]
+            context.output.print(
+                ListCommand.entry(key, in: snapshot, defaults: defaults, long: true).jsonText)
+            return
+        }
+        let note =
+            stored == nil ? "default" : ListCommand.changeText(snapshot.modification(forKey: key))
+        context.output.print("\(render(value, json: json))  # \(note)")
     }
 
     /// Strings raw (unless `json`), everything else as compact JSON.

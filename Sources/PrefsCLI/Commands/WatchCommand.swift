@@ -3,8 +3,10 @@ import Preferences
 /// `prefs watch [KEY ...]`: the current values, then one JSON line per
 /// change, until SIGINT or SIGTERM.
 ///
-/// Line shapes: `{"key":"k","value":<json>}` for a key that is set (or
-/// changed), `{"key":"k","removed":true}` for a key that was removed.
+/// Line shapes: `{"key":"k","value":<json>,"modified":{"at":…,"by":…,"program":…}}`
+/// for a key that is set (or changed), with when and by whom it was changed
+/// where that is recorded (SPEC S18), and `{"key":"k","removed":true}` for a
+/// key that was removed.
 enum WatchCommand {
     static func run(_ context: CommandContext) async throws {
         let keys = Set(context.invocation.arguments)
@@ -16,7 +18,8 @@ enum WatchCommand {
                 for await snapshot in store.changes() {
                     var current = snapshot.values
                     if !keys.isEmpty { current = current.filter { keys.contains($0.key) } }
-                    let lines = changeLines(from: previous, to: current)
+                    let lines = changeLines(
+                        from: previous, to: current, modifications: snapshot.modification)
                     if !lines.isEmpty { output.standardOutput(lines.joined()) }
                     previous = current
                 }
@@ -29,14 +32,16 @@ enum WatchCommand {
 
     /// One line per key whose value differs between the two states, sorted by key.
     static func changeLines(
-        from previous: [String: PreferenceValue], to current: [String: PreferenceValue]
+        from previous: [String: PreferenceValue], to current: [String: PreferenceValue],
+        modifications: (String) -> PreferenceModification? = { _ in nil }
     ) -> [String] {
         let keys = Set(previous.keys).union(current.keys).sorted()
         return keys.compactMap { key in
             let name = PreferenceValue.string(key).jsonText
             switch (previous[key], current[key]) {
             case (let old, let new?) where old != new:
-                return "{\"key\":\(name),\"value\":\(new.jsonText)}\n"
+                let modified = modifications(key).map { ",\"modified\":\($0.jsonValue.jsonText)" }
+                return "{\"key\":\(name),\"value\":\(new.jsonText)\(modified ?? "")}\n"
             case (_?, nil):
                 return "{\"key\":\(name),\"removed\":true}\n"
             default:

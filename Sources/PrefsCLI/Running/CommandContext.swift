@@ -7,7 +7,8 @@ struct CommandContext: Sendable {
     let invocation: Invocation
     let command: CommandSpec
     let fileURL: URL
-    /// The key manifest given with `--manifest`, if any.
+    /// The key manifest: `--manifest`, else `$PREFS_MANIFEST`, else the one
+    /// the store published beside its file (SPEC 7.6), else none.
     let manifest: PreferencesManifest?
     let output: ToolOutput
     let stopSignal: @Sendable () async -> Void
@@ -20,9 +21,6 @@ struct CommandContext: Sendable {
         self.command = command
         self.output = tool.output
         self.stopSignal = tool.stopSignal
-        manifest = try invocation.value("--manifest").map { path in
-            try PreferencesManifest.load(from: URL(fileURLWithPath: path))
-        }
         if let file = invocation.value("--file") {
             guard invocation.value("--suite") == nil else {
                 throw CommandFailure.usage("use either --file or --suite, not both", usage: command)
@@ -37,6 +35,31 @@ struct CommandContext: Sendable {
             fileURL = try PreferencesLocation.fileURL(
                 suite: invocation.value("--suite") ?? PreferencesLocation.defaultSuite,
                 environment: tool.environment)
+        }
+        manifest =
+            command.name == "path"
+            ? nil
+            : try Self.manifest(
+                named: invocation.value("--manifest") ?? tool.environment["PREFS_MANIFEST"],
+                store: fileURL)
+    }
+
+    /// The manifest at `path`, else the one published beside `store` if
+    /// there is one. A manifest that exists but cannot be read is an error
+    /// (exit 4, or 5 for an I/O error), never silently ignored: commands
+    /// would otherwise type and default keys differently from the service.
+    static func manifest(named path: String?, store: URL) throws -> PreferencesManifest? {
+        if let path, !path.isEmpty {
+            return try PreferencesManifest.load(from: URL(fileURLWithPath: path))
+        }
+        let published = FileStorage(fileURL: store).manifestPath
+        do {
+            return try PreferencesManifest.load(from: URL(fileURLWithPath: published))
+        } catch PreferencesError.io(_, _, let code, _) where code == ENOENT || code == ENOTDIR {
+            return nil
+        } catch PreferencesError.corrupted(_, let reason) {
+            // Over the size limit.
+            throw PreferencesError.invalidManifest(file: published, reason: reason)
         }
     }
 

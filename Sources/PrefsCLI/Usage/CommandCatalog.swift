@@ -7,7 +7,8 @@ enum CommandCatalog {
             "Use the named suite's file (default 'default'; see 'prefs path --help')."),
         .value(
             "--manifest", "FILE",
-            "Type, validate and default keys from a key manifest (JSON)."),
+            "Type, validate and default keys from a key manifest (JSON); default: $PREFS_MANIFEST, else the manifest published beside the store (NAME.keys.json)."
+        ),
     ]
 
     static let commands: [CommandSpec] = [
@@ -16,12 +17,17 @@ enum CommandCatalog {
 
     static let get = CommandSpec(
         name: "get", argumentsSynopsis: "KEY", argumentCount: (1, 1),
-        options: [.flag("--json", "Print the value as JSON even when it is a string.")],
+        options: [
+            .flag("--json", "Print the value as JSON even when it is a string."),
+            .flag("--long", "Add when and by whom the key was last changed."),
+        ],
         summary: "Print a key's value.",
         discussion: """
             Strings are printed as they are; other values as compact JSON. A key \
-            that is not stored prints its manifest default when --manifest declares \
-            one; otherwise the command exits with status 1.
+            that is not stored prints its default when the key manifest declares \
+            one; otherwise the command exits with status 1. With --long the line \
+            ends with '  # <UTC time> by <user> using <program>' (or '  # default'); \
+            with --long --json it is one object: {"value":…,"modified":{…}}.
             """,
         examples: [
             ("get language", "prints: fr"),
@@ -38,13 +44,15 @@ enum CommandCatalog {
         ],
         summary: "Store a value.",
         discussion: """
-            Without --type, VALUE takes the type the manifest declares for KEY; \
-            without a manifest entry, true and false are booleans, an integer \
-            literal is an int, a decimal literal (1.5, 2e3) is a double and \
-            anything else is a string. With --manifest the value must also fit \
-            the key's declared type, range and allowed values. The write is durable when the command \
-            returns and is seen by running services through their change feed. \
-            Use -- before a VALUE that starts with a dash.
+            Without --type, VALUE takes the type the key manifest declares for KEY; \
+            else the type of the value stored now (a string stays a string: over \
+            "abc", 'set build 42' stores "42"), and a VALUE that does not fit it \
+            exits with status 3 (pass --type to change the type); else, for a new \
+            key, true and false are booleans, an integer literal is an int, a \
+            decimal literal (1.5, 2e3) is a double and anything else is a string. \
+            A declared value must also fit the key's range and allowed values. \
+            The write is durable when the command returns, and running services \
+            see it. Use -- before a VALUE that starts with a dash.
             """,
         examples: [
             ("set dark_mode true", "stores the boolean true"),
@@ -62,13 +70,30 @@ enum CommandCatalog {
 
     static let list = CommandSpec(
         name: "list", argumentsSynopsis: "", argumentCount: (0, 0),
-        options: [.flag("--json", "Print one JSON object instead of lines.")],
+        options: [
+            .flag("--json", "Print one JSON object instead of lines."),
+            .flag("--long", "Add when and by whom each key was last changed."),
+            .flag("--defaults", "Also list the manifest's keys that are not set, with defaults."),
+        ],
         summary: "Print every stored key and value.",
         discussion: """
             Prints "key = <json>" lines sorted by key; with --json, one JSON \
-            object of the stored values. Defaults are not listed.
+            object of the stored values. --long ends each line with \
+            '  # <UTC time> by <user> using <program>' (under sudo the user reads \
+            'root (sudo from alice)'). --defaults adds the keys the key manifest \
+            declares that are not stored, with their defaults, each marked \
+            '  # default'. With --json and either flag, each key maps to an object: \
+            {"value":…,"modified":{"at":…,"by":…,"program":…}} or {"value":…,"default":true}.
             """,
-        examples: [("list", "prints: dark_mode = true"), ("list --json", "prints a JSON object")])
+        examples: [
+            ("list", "prints: dark_mode = true"),
+            (
+                "list --long",
+                "prints: dark_mode = true  # 2026-12-01T09:30:12.345Z by alice using prefs"
+            ),
+            ("list --defaults", "prints: language = \"en\"  # default"),
+            ("list --json", "prints a JSON object"),
+        ])
 
     static let clear = CommandSpec(
         name: "clear", argumentsSynopsis: "", argumentCount: (0, 0), options: [],
@@ -93,7 +118,7 @@ enum CommandCatalog {
             Reads the whole file first: a malformed file imports nothing and \
             exits with status 4, naming the file and line. Keys already stored \
             are kept unless --overwrite is given; the summary line says how \
-            many were skipped. With --manifest, string values of declared keys \
+            many were skipped. With a key manifest, string values of declared keys \
             are converted to the declared type, and every imported value must \
             fit its declaration.
             """,
@@ -139,11 +164,11 @@ enum CommandCatalog {
 
     static let check = CommandSpec(
         name: "check", argumentsSynopsis: "", argumentCount: (0, 0), options: [],
-        summary: "Validate the store file (and its values against --manifest).",
+        summary: "Validate the store file (and its values against the key manifest).",
         discussion: """
             Exits with status 4 and the reason when the file is not a valid \
             preferences file (it is reported, never reset). Prints the path and \
-            the number of stored keys when all is well. With --manifest, every \
+            the number of stored keys when all is well. With a key manifest, every \
             stored value that does not fit its declaration is reported on its \
             own line and the command exits with status 3.
             """,

@@ -29,8 +29,8 @@ import Testing
                 }
             }
         }
-        #expect(service.readLine() == "done")
-        #expect(service.wait() == 0)
+        #expect(try await service.nextLine() == "done")
+        #expect(try await service.exit() == 0)
         #expect(failures.withLock { $0 } == [])
 
         let values = try await workspace.storedValues()

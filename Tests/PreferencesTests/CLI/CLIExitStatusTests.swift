@@ -83,7 +83,7 @@ import Testing
         #expect(output.status == 2)
         #expect(
             output.standardError
-                == "prefs: error: unknown option '--bogus'; usage: prefs get KEY [--json] (see 'prefs get --help')\n"
+                == "prefs: error: unknown option '--bogus'; usage: prefs get KEY [--json] [--long] (see 'prefs get --help')\n"
         )
     }
 

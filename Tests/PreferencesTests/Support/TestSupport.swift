@@ -54,39 +54,110 @@ struct ProcessOutput {
     var standardError: String
 }
 
-/// Runs a product to completion.
+/// Runs a product to completion. Its output is read on threads of their own
+/// and the wait has a deadline: a child still running after `timeout` is
+/// killed and the test fails with what it printed. (It blocks the calling
+/// thread until then; async tests use ``runChild(_:_:environment:input:timeout:)``.)
 @discardableResult
 func run(
     _ product: String, _ arguments: [String], environment: [String: String]? = nil,
-    input: String? = nil
+    input: String? = nil, timeout: Duration = .seconds(120),
+    sourceLocation: SourceLocation = #_sourceLocation
 ) throws -> ProcessOutput {
-    let process = Process()
-    process.executableURL = productURL(product)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let out = Pipe()
-    let err = Pipe()
-    let inPipe = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = inPipe
-    try process.run()
-    if let input { inPipe.fileHandleForWriting.write(Data(input.utf8)) }
-    try inPipe.fileHandleForWriting.close()
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return ProcessOutput(
-        status: process.terminationStatus,
-        standardOutput: String(decoding: outData, as: UTF8.self),
-        standardError: String(decoding: errData, as: UTF8.self))
+    let child = try StartedChild(product, arguments, environment: environment, input: input)
+    let finished = child.exited.wait(timeout: .now() + .seconds(Int(timeout.components.seconds)))
+    if finished == .timedOut {
+        sendSignal(SIGKILL, to: child.process.processIdentifier)
+        child.exited.wait()
+    }
+    let result = child.result()
+    if finished == .timedOut {
+        let command = ([product] + arguments).joined(separator: " ")
+        let message =
+            "\(command) did not end within \(timeout); it printed: \"\(result.standardOutput)\""
+            + " and on standard error: \"\(result.standardError)\""
+        Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
+    }
+    return result
 }
 
-/// A running child whose standard output is read line by line.
+/// ``run(_:_:environment:input:timeout:sourceLocation:)`` for async tests:
+/// the wait happens off the cooperative pool.
+@discardableResult
+func runChild(
+    _ product: String, _ arguments: [String], environment: [String: String]? = nil,
+    input: String? = nil, timeout: Duration = .seconds(120)
+) async throws -> ProcessOutput {
+    let child = try StartedChild(product, arguments, environment: environment, input: input)
+    do {
+        _ = try await onOwnThread(
+            "\(product) \(arguments.joined(separator: " ")) to end", timeout: timeout,
+            detail: { "; it printed: \(child.result())" }
+        ) { child.exited.wait() }
+    } catch {
+        sendSignal(SIGKILL, to: child.process.processIdentifier)
+        throw error
+    }
+    return child.result()
+}
+
+/// A started child whose two outputs are collected by threads of their own.
+private final class StartedChild: @unchecked Sendable {
+    let process = Process()
+    let exited = DispatchSemaphore(value: 0)
+    private let collected = DispatchGroup()
+    private let lock = NSLock()
+    private var out = Data()
+    private var err = Data()
+
+    init(
+        _ product: String, _ arguments: [String], environment: [String: String]?, input: String?
+    ) throws {
+        process.executableURL = productURL(product)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let outPipe = Pipe()
+        let errPipe = Pipe()
+        let inPipe = Pipe()
+        process.standardOutput = outPipe
+        process.standardError = errPipe
+        process.standardInput = inPipe
+        try process.run()
+        for (pipe, isError) in [(outPipe, false), (errPipe, true)] {
+            collected.enter()
+            Thread { [self] in
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                lock.withLock {
+                    if isError { err = data } else { out = data }
+                }
+                collected.leave()
+            }.start()
+        }
+        Thread { [self] in
+            process.waitUntilExit()
+            collected.wait()
+            exited.signal()
+        }.start()
+        if let input { inPipe.fileHandleForWriting.write(Data(input.utf8)) }
+        try inPipe.fileHandleForWriting.close()
+    }
+
+    func result() -> ProcessOutput {
+        lock.withLock {
+            ProcessOutput(
+                status: process.isRunning ? -1 : process.terminationStatus,
+                standardOutput: String(decoding: out, as: UTF8.self),
+                standardError: String(decoding: err, as: UTF8.self))
+        }
+    }
+}
+
+/// A running child whose standard output is read line by line on a thread
+/// of its own; every wait has a deadline and fails with what it printed.
 final class RunningProcess: @unchecked Sendable {
     let process = Process()
     private let output = Pipe()
-    private var buffer = Data()
+    let lines: ChildOutput
 
     init(_ product: String, _ arguments: [String], environment: [String: String]? = nil) throws {
         process.executableURL = productURL(product)
@@ -95,28 +166,50 @@ final class RunningProcess: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = FileHandle.standardError
         try process.run()
+        lines = ChildOutput(
+            output.fileHandleForReading,
+            name: ([product] + arguments.prefix(1)).joined(separator: " "))
     }
 
-    /// The next line of output, or nil at end of output. Blocks until it arrives.
-    func readLine() -> String? {
-        while true {
-            if let newline = buffer.firstIndex(of: 0x0A) {
-                let line = buffer[buffer.startIndex..<newline]
-                buffer.removeSubrange(buffer.startIndex...newline)
-                return String(decoding: line, as: UTF8.self)
-            }
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { return nil }
-            buffer.append(chunk)
-        }
+    /// Everything the child printed so far.
+    var transcript: String { lines.transcript }
+
+    /// The next line of output, or nil at its end.
+    func nextLine(timeout: Duration = .seconds(60)) async throws -> String? {
+        try await lines.nextLine(timeout: timeout)
+    }
+
+    /// ``nextLine(timeout:)`` for code on a thread of its own.
+    @available(*, noasync, message: "use nextLine(timeout:)")
+    func readLine(timeout: Duration = .seconds(60)) throws -> String? {
+        try lines.blockingNextLine(timeout: timeout)
     }
 
     func kill(_ signal: Int32 = SIGKILL) {
         sendSignal(signal, to: process.processIdentifier)
     }
 
-    func wait() -> Int32 {
-        process.waitUntilExit()
+    /// Waits for the child to end (off the cooperative pool) and returns its
+    /// status; a child still running after `timeout` is killed and the wait throws.
+    func exit(timeout: Duration = .seconds(120)) async throws -> Int32 {
+        try await waitForExit(process, lines.name, timeout: timeout, output: lines)
+    }
+
+    /// ``exit(timeout:)`` for code on a thread of its own.
+    @available(*, noasync, message: "use exit(timeout:)")
+    func wait(timeout: Duration = .seconds(120)) throws -> Int32 {
+        let done = DispatchSemaphore(value: 0)
+        Thread { [process] in
+            process.waitUntilExit()
+            done.signal()
+        }.start()
+        guard done.wait(timeout: .now() + .seconds(Int(timeout.components.seconds))) == .success
+        else {
+            kill()
+            throw DeadlineExceeded(
+                description: "\(lines.name) did not exit within \(timeout); it printed: "
+                    + "\"\(lines.transcript)\"")
+        }
         return process.terminationStatus
     }
 }
@@ -187,8 +280,15 @@ func runTool(_ path: String, _ arguments: [String]) throws -> Int32 {
     process.arguments = arguments
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
+    let exited = DispatchSemaphore(value: 0)
+    process.terminationHandler = { _ in exited.signal() }
     try process.run()
-    process.waitUntilExit()
+    // A system tool (mount, chmod, dd …) that hangs fails the test after a minute.
+    guard exited.wait(timeout: .now() + .seconds(60)) == .success else {
+        sendSignal(SIGKILL, to: process.processIdentifier)
+        Issue.record("\(path) \(arguments.joined(separator: " ")) did not end within 60 s")
+        return -1
+    }
     return process.terminationStatus
 }
 

@@ -1,0 +1,27 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Who is running this process, for change metadata (SPEC S18).
+extension Platform {
+    /// The name of the effective user (the one whose rights a write uses),
+    /// or its numeric id when the user database has no entry for it.
+    static func effectiveUserName() -> String {
+        let uid = geteuid()
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let status = getpwuid_r(uid, &entry, &buffer, buffer.count, &result)
+        if status == 0, result != nil, let name = entry.pw_name {
+            return String(cString: name)
+        }
+        return String(uid)
+    }
+
+    /// Whether the process runs with root's rights.
+    static var isEffectivelyRoot: Bool { geteuid() == 0 }
+}

@@ -1,0 +1,33 @@
+/// Publishing the keys a process declares (SPEC 7.6).
+extension StoreCore {
+    /// Adds `manifest` to the keys declared in this process and publishes
+    /// them all through the backend, on the store's queue (so never in the
+    /// middle of a write). A failure is kept as a problem rather than
+    /// thrown: a service that can read its store must not fail to start
+    /// because the manifest, a help for operators, cannot be written.
+    func declare(_ manifest: PreferencesManifest) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async {
+                self.publishDeclared(adding: manifest)
+                continuation.resume()
+            }
+        }
+    }
+
+    private func publishDeclared(adding manifest: PreferencesManifest) {
+        let declared = state.withLock { state in
+            state.declared = state.declared.merging(manifest)
+            return state.declared
+        }
+        var problems: [PreferencesProblem] = []
+        do {
+            try storage.publishManifest(Array(declared.jsonText.utf8))
+        } catch {
+            problems.append(
+                PreferencesProblem(
+                    key: nil, message: "the key manifest could not be published: \(error)"))
+        }
+        state.withLock { $0.manifestProblems = problems }
+        notifyProblemWatchers()
+    }
+}

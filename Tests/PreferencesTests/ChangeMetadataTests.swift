@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+
+@testable import Preferences
+
+private struct Settings: PreferencesRecord {
+    var language = "en"
+    var volume = 5
+    var zoom = 14.0
+}
+
+/// When and by whom each stored key was last changed (SPEC S18).
+@Suite struct ChangeMetadataTests {
+    let directory: TemporaryDirectory
+    let url: URL
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        url = directory.file("prefs.json")
+    }
+
+    @Test func aSetRecordsWhenWhoAndWhichProgram() async throws {
+        let store = try await PreferencesStore(fileURL: url)
+        let before = Date()
+        try await store.set(.language, "fr")
+        let after = Date()
+        let change = try #require(store.snapshot.modification(forKey: "language"))
+        #expect(change.user == effectiveUserName())
+        #expect(change.program == ProcessInfo.processInfo.processName)
+        #expect(change.sudoUser == nil || change.user == "root")
+        // Recorded in milliseconds.
+        #expect(change.date >= before.addingTimeInterval(-0.001) && change.date <= after)
+        // A new handle reads it back from the file.
+        let reopened = try await PreferencesStore(storage: FileStorage(fileURL: url))
+        #expect(reopened.snapshot.modification(forKey: "language") == change)
+    }
+
+    @Test func defaultsAndRemovedKeysHaveNoRecord() async throws {
+        let store = try await PreferencesStore(fileURL: url)
+        #expect(store.snapshot.modification(forKey: "language") == nil)
+        try await store.set(.language, "fr")
+        try await store.remove(.language)
+        #expect(store.snapshot.modification(forKey: "language") == nil)
+        #expect(!(contents(url) ?? "").contains("language"))
+    }
+
+    @Test func settingTheCurrentValueWritesNothingAndKeepsTheRecord() async throws {
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.language, "fr")
+        let change = store.snapshot.modification(forKey: "language")
+        let bytes = contents(url)
+        let stamp = try identity(url)
+        try await store.set(.language, "fr")
+        try await store.edit { $0[.language] = "fr" }
+        #expect(contents(url) == bytes)
+        #expect(try identity(url) == stamp)
+        #expect(store.snapshot.modification(forKey: "language") == change)
+    }
+
+    @Test func anEditStampsOnlyTheKeysItChanged() async throws {
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.language, "fr")
+        let first = try #require(store.snapshot.modification(forKey: "language"))
+        // Later, so a new stamp would differ from the first.
+        try await Task.sleep(for: .milliseconds(5))
+        try await store.edit { prefs in
+            prefs[.language] = "fr"
+            prefs[.darkMode] = true
+        }
+        #expect(store.snapshot.modification(forKey: "language") == first)
+        let second = try #require(store.snapshot.modification(forKey: "dark_mode"))
+        #expect(second.date > first.date)
+    }
+
+    @Test func aRecordUpdateStampsOnlyTheFieldsItChanged() async throws {
+        let settings = try await RecordStore<Settings>(fileURL: url)
+        try await settings.update {
+            $0.language = "fr"
+            $0.volume = 7
+        }
+        let snapshot = settings.store.snapshot
+        let language = try #require(snapshot.modification(forKey: "language"))
+        try await Task.sleep(for: .milliseconds(5))
+        try await settings.update { $0.volume = 8 }
+        let later = settings.store.snapshot
+        #expect(later.modification(forKey: "language") == language)
+        #expect(try #require(later.modification(forKey: "volume")).date > language.date)
+        #expect(later.modification(forKey: "zoom") == nil)
+    }
+
+    @Test func aMigrationStampsWhatItImports() async throws {
+        let legacy = directory.file("old.properties")
+        try write("language=de\n", to: legacy)
+        let before = Date().addingTimeInterval(-0.001)
+        let store = try await PreferencesStore(
+            fileURL: url, migrations: [LegacyImport(.properties, at: legacy)])
+        let change = try #require(store.snapshot.modification(forKey: "language"))
+        #expect(change.date >= before)
+        #expect(change.program == ProcessInfo.processInfo.processName)
+    }
+
+    @Test func aChangeByPrefsNamesPrefs() async throws {
+        let workspace = try CLIWorkspace()
+        #expect(try workspace.prefs("set", "language", "fr").status == 0)
+        let store = try await PreferencesStore(fileURL: workspace.store)
+        let change = try #require(store.snapshot.modification(forKey: "language"))
+        #expect(change.program == "prefs")
+        #expect(change.user == effectiveUserName())
+    }
+
+    @Test func aRecordThatDoesNotParseIsIgnoredAndTheValueKept() async throws {
+        try write(
+            """
+            {"format": 1, "values": {"language": "fr", "volume": 3},
+             "modified": {"language": 5, "volume": {"at": "2026-01-02T03:04:05.678Z", "by": "alice", "program": "ops"},
+                          "gone": {"at": "2026-01-02T03:04:05Z", "by": "bob", "program": "ops"}}}
+            """, to: url)
+        let store = try await PreferencesStore(fileURL: url)
+        #expect(store[.language] == "fr")
+        #expect(store.snapshot.modification(forKey: "language") == nil)
+        let volume = try #require(store.snapshot.modification(forKey: "volume"))
+        #expect(volume.user == "alice" && volume.program == "ops")
+        #expect(volume.description == "2026-01-02T03:04:05.678Z by alice using ops")
+        // Records of keys that are not stored are dropped on the next write.
+        try await store.set(.darkMode, true)
+        #expect(!(contents(url) ?? "").contains("bob"))
+        #expect((contents(url) ?? "").contains("alice"))
+    }
+
+    @Test func sudoIsNamedBesideTheUser() {
+        let change = PreferenceModification(
+            date: Date(timeIntervalSince1970: 0), user: "root", sudoUser: "alice", program: "prefs")
+        #expect(
+            change.description == "1970-01-01T00:00:00.000Z by root (sudo from alice) using prefs")
+        #expect(ChangeRecord(storedValue: change.jsonValue)?.modification == change)
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Preferences
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Helpers for the file backend's integrity tests: waits with deadlines that
+/// never block Swift's cooperative pool, children that hold a store's lock
+/// or run as another user, and a file system with coarse timestamps.
+enum FileIntegrity {
+    /// Resumes a continuation once, from whichever side finishes first.
+    private final class Once<T: Sendable>: Sendable {
+        // Locked, not Mutex: ThreadSanitizer models pthread mutexes only.
+        let continuation: Locked<CheckedContinuation<T?, Never>?>
+        init(_ continuation: CheckedContinuation<T?, Never>) {
+            self.continuation = Locked(continuation)
+        }
+        func resume(_ value: T?) {
+            continuation.withLock { $0.take() }?.resume(returning: value)
+        }
+    }
+
+    /// Runs blocking `body` on a dedicated thread; nil when it has not
+    /// finished within `seconds` (the thread is then left to finish).
+    static func onThread<T: Sendable>(
+        within seconds: Double, _ body: @escaping @Sendable () -> T
+    ) async -> T? {
+        await withCheckedContinuation { continuation in
+            let once = Once(continuation)
+            Thread { once.resume(body()) }.start()
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { once.resume(nil) }
+        }
+    }
+
+    /// The outcome of `operation`; nil when it has not finished within `seconds`.
+    static func outcome<T: Sendable>(
+        within seconds: Double, _ operation: @escaping @Sendable () async throws -> T
+    ) async -> Result<T, any Error>? {
+        await withCheckedContinuation { continuation in
+            let once = Once(continuation)
+            Task {
+                do { once.resume(.success(try await operation())) } catch {
+                    once.resume(.failure(error))
+                }
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { once.resume(nil) }
+        }
+    }
+
+    /// Runs a product to completion as `user` (via setpriv), or as ourselves
+    /// when nil, waiting on a dedicated thread at most `seconds`.
+    static func runProduct(
+        _ product: String, _ arguments: [String], as user: UInt32? = nil,
+        within seconds: Double = 60
+    ) async throws -> ProcessOutput {
+        let outcome = await onThread(within: seconds) {
+            Result { try runBlocking(product, arguments, as: user) }
+        }
+        guard let outcome else {
+            throw PreferencesError.io(
+                operation: "wait for", path: product, code: 0,
+                message: "\(arguments.joined(separator: " ")) still running after \(seconds) s")
+        }
+        return try outcome.get()
+    }
+
+    private static func runBlocking(_ product: String, _ arguments: [String], as user: UInt32?)
+        throws -> ProcessOutput
+    {
+        guard let user else { return try run(product, arguments) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments =
+            ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", productURL(product).path]
+            + arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return ProcessOutput(
+            status: process.terminationStatus,
+            standardOutput: String(decoding: outData, as: UTF8.self),
+            standardError: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// `stat` of a path without following a final symlink.
+    static func linkOwner(_ path: String) -> UInt32? {
+        var info = Platform.systemStat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return UInt32(info.st_uid)
+    }
+
+    static func owner(_ path: String) -> UInt32? {
+        (try? Platform.fileStamp(path))??.uid
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var info = Platform.systemStat()
+        return lstat(path, &info) == 0
+    }
+}
+
+/// A `prefs-harness hold-lock` child: it takes a store's lock and holds it
+/// until its standard input closes (or it is killed).
+final class LockHolder: @unchecked Sendable {
+    let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+
+    /// Starts the child and waits (at most 30 s) until it holds the lock.
+    init(_ url: URL) async throws {
+        process.executableURL = productURL("prefs-harness")
+        process.arguments = ["hold-lock", url.path]
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.standardError
+        try process.run()
+        let reader = output.fileHandleForReading
+        let line = await FileIntegrity.onThread(within: 30) {
+            var buffer = Data()
+            while !buffer.contains(0x0A) {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }
+                buffer.append(chunk)
+            }
+            return String(decoding: buffer, as: UTF8.self)
+        }
+        guard line == "locked\n" else {
+            process.terminate()
+            throw PreferencesError.io(
+                operation: "start", path: "prefs-harness hold-lock", code: 0,
+                message: "waited 30 s for \"locked\", the child printed \(line.debugDescription)")
+        }
+    }
+
+    var pid: Int32 { process.processIdentifier }
+
+    func stop() { sendSignal(SIGSTOP, to: pid) }
+
+    deinit {
+        sendSignal(SIGKILL, to: pid)
+        process.waitUntilExit()
+    }
+}
+
+/// A ramfs mounted for one test (root on Linux only). Its timestamps come
+/// from the kernel's coarse clock and are never made finer on demand, so two
+/// writes within one clock tick leave the same modification and change
+/// times: the case SPEC S13 is about.
+final class RamfsMount {
+    let directory: TemporaryDirectory
+    var url: URL { directory.url }
+
+    init?() {
+        guard let directory = try? TemporaryDirectory() else { return nil }
+        self.directory = directory
+        guard
+            (try? runTool(
+                "/bin/mount", ["-t", "ramfs", "-o", "mode=0700", "ramfs", directory.path])) == 0
+        else { return nil }
+    }
+
+    deinit { _ = try? runTool("/bin/umount", ["-l", directory.path]) }
+
+    static let isAvailable: Bool = RamfsMount() != nil
+}

@@ -1,0 +1,267 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Preferences
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The file backend's revisions, durability and exclusivity at their edges
+/// (SPEC S2, S3, S9, S13).
+@Suite struct FileIntegrityTests {
+    static let label = PreferenceKey<String>("label", default: "")
+    static let number = PreferenceKey<Int>("number", default: 0)
+
+    /// Another program saves `file` in place, as an editor does: the same
+    /// inode, the same size, without the lock. Returns whether the file's
+    /// stamp (size, modification and change times) came out unchanged.
+    @discardableResult
+    static func saveInPlace(_ file: URL, replacing old: String, with new: String) throws -> Bool {
+        #expect(old.utf8.count == new.utf8.count)
+        let before = try #require(try Platform.fileStamp(file.path))
+        let text = try #require(contents(file))
+        #expect(text.contains(old))
+        let bytes = Array(text.replacingOccurrences(of: old, with: new).utf8)
+        let descriptor = open(file.path, O_WRONLY)
+        #expect(descriptor >= 0)
+        defer { close(descriptor) }
+        #expect(pwrite(descriptor, bytes, bytes.count, 0) == bytes.count)
+        let after = try #require(try Platform.fileStamp(file.path))
+        return before == after
+    }
+
+    // MARK: S13
+
+    @Test(
+        .enabled(
+            if: RamfsMount.isAvailable,
+            "needs root to mount a ramfs, a file system with coarse timestamps (Linux)"))
+    func anInPlaceSaveWithinOneTimestampTickIsNoticedByReload() async throws {
+        let mount = try #require(RamfsMount())
+        let file = mount.url.appendingPathComponent("prefs.json")
+        let store = try await PreferencesStore(fileURL: file)
+        var unchangedStamps = 0
+        for attempt in 1...20 {
+            try await store.set(Self.label, "saved-\(attempt)-by-store")
+            if try Self.saveInPlace(file, replacing: "-by-store", with: "-by-editr") {
+                unchangedStamps += 1
+            }
+            try await store.reload()
+            #expect(
+                store[Self.label] == "saved-\(attempt)-by-editr",
+                "attempt \(attempt): the editor's save was not noticed")
+        }
+        // The case under test happened: saves that left the stamp as it was.
+        #expect(unchangedStamps > 0)
+    }
+
+    @Test(
+        .enabled(
+            if: RamfsMount.isAvailable,
+            "needs root to mount a ramfs, a file system with coarse timestamps (Linux)"))
+    func anInPlaceSaveDuringAnEditIsNotOverwrittenByIt() async throws {
+        let mount = try #require(RamfsMount())
+        let file = mount.url.appendingPathComponent("prefs.json")
+        let store = try await PreferencesStore(fileURL: file)
+        for attempt in 1...20 {
+            try await store.set(Self.label, "saved-\(attempt)-by-store")
+            let calls = Atomic<Int>(0)
+            // The save lands after the store's read and before its write.
+            try await store.edit { prefs in
+                if calls.add(1, ordering: .relaxed).newValue == 1 {
+                    _ = try? Self.saveInPlace(file, replacing: "-by-store", with: "-by-editr")
+                }
+                prefs[Self.number] = attempt
+            }
+            let text = contents(file) ?? ""
+            #expect(
+                text.contains("saved-\(attempt)-by-editr"),
+                "attempt \(attempt): the edit overwrote the editor's save: \(text)")
+            #expect(try storedInteger("number", in: file) == Int64(attempt))
+            #expect(store[Self.label] == "saved-\(attempt)-by-editr")
+        }
+    }
+
+    @Test func aWriteReportsTheRevisionOfTheBytesItWrote() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.json")
+        let storage = FileStorage(fileURL: url)
+        let other = FileStorage(fileURL: url)
+        let revision = try #require(try storage.write(Array("first".utf8), ifRevision: .absent))
+        #expect(try other.currentRevision() == revision)
+        #expect(try other.read().revision == revision)
+        // The same stamp with other bytes is another revision.
+        _ = try Self.saveInPlace(url, replacing: "first", with: "frost")
+        #expect(try other.currentRevision() != revision)
+        #expect(try storage.write(Array("second".utf8), ifRevision: revision) == nil)
+        #expect(contents(url) == "frost")
+    }
+
+    // MARK: Durability
+
+    @Test func aDirectoryFsyncThatFailedIsRedoneBeforeARetriedSetSucceeds() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: file)
+        try await store.set(Self.number, 1)
+        Platform.injectFault(.directorySync, at: directory.path, code: EIO)
+        defer { Platform.clearFault(.directorySync, at: directory.path) }
+        await #expect {
+            try await store.set(Self.number, 2)
+        } throws: { error in
+            guard case PreferencesError.io(let operation, let path, let code, _) = error else {
+                return false
+            }
+            return operation == "fsync directory" && path == directory.path && code == EIO
+        }
+        // The file was renamed into place, so memory now shows 2 and the retry
+        // changes nothing; it still must not report success while the
+        // directory that holds the rename is not durable.
+        #expect(store[Self.number] == 2)
+        await #expect(throws: PreferencesError.self) { try await store.set(Self.number, 2) }
+        Platform.clearFault(.directorySync, at: directory.path)
+        try await store.set(Self.number, 2)
+        #expect(try storedInteger("number", in: file) == 2)
+    }
+
+    /// The byte after the write generation in `<file>.lock`: 1 while a
+    /// rename into the directory may not be durable yet.
+    static func directorySyncDue(_ file: URL) throws -> UInt8? {
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: file.path + ".lock")))
+        return bytes.count > 8 ? bytes[8] : nil
+    }
+
+    @Test func anotherProcessRetryingTheSameSetFsyncsTheDirectoryFirst() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: file)
+        try await store.set(Self.number, 1)
+        Platform.injectFault(.directorySync, at: directory.path, code: EIO)
+        await #expect(throws: PreferencesError.self) { try await store.set(Self.number, 2) }
+        Platform.clearFault(.directorySync, at: directory.path)
+        #expect(try Self.directorySyncDue(file) == 1)
+        // An operator retries with `prefs`: the value is already there (S5),
+        // but the directory is fsynced before it reports success.
+        let retry = try await FileIntegrity.runProduct(
+            "prefs", ["--file", file.path, "set", "number", "2"])
+        #expect(retry.status == 0, "\(retry.standardError)")
+        #expect(try Self.directorySyncDue(file) == 0)
+        #expect(try storedInteger("number", in: file) == 2)
+    }
+
+    @Test func aNewStoreDirectoryIsMadeDurableInItsParent() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("new/prefs.json")
+        let store = try await PreferencesStore(fileURL: file)
+        Platform.injectFault(.directorySync, at: directory.path, code: EIO)
+        defer { Platform.clearFault(.directorySync, at: directory.path) }
+        await #expect {
+            try await store.set(Self.number, 1)
+        } throws: { error in
+            guard case PreferencesError.io(_, let path, _, _) = error else { return false }
+            return path == directory.path
+        }
+        // The directory exists now; its entry in the parent is still not durable.
+        await #expect(throws: PreferencesError.self) { try await store.set(Self.number, 1) }
+        Platform.clearFault(.directorySync, at: directory.path)
+        try await store.set(Self.number, 1)
+        #expect(try storedInteger("number", in: file) == 1)
+    }
+
+    @Test func aFailedBookkeepingStepIsNeverReportedAsAFailedWriteThatHappened() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: file)
+        try await store.set(Self.number, 1)
+        let lock = file.path + ".lock"
+        Platform.injectFault(.generationWrite, at: lock, code: EIO)
+        defer { Platform.clearFault(.generationWrite, at: lock) }
+        let failed: Bool
+        do {
+            try await store.set(Self.number, 2)
+            failed = false
+        } catch {
+            failed = true
+        }
+        // Either the set failed and nothing was replaced, or it succeeded and
+        // the file holds it: never a failure reported for a durable write.
+        let stored = try storedInteger("number", in: file)
+        #expect(
+            failed ? stored == 1 : stored == 2,
+            "set reported \(failed ? "failure" : "success") and the file holds \(String(describing: stored))"
+        )
+        #expect(store[Self.number] == stored.map(Int.init))
+    }
+
+    // MARK: Exclusive access
+
+    @Test func aWriteFromAnotherThreadWaitsForTheLockTheStoreHolds() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("prefs.json")
+        let storage = FileStorage(fileURL: file, lockTimeout: .milliseconds(300))
+        let store = try await PreferencesStore(storage: storage)
+        try await store.set(Self.number, 1)
+        let outcome = Locked<String>("not run")
+        let calls = Atomic<Int>(0)
+        try await store.edit { prefs in
+            if calls.add(1, ordering: .relaxed).newValue == 1 {
+                // The store's queue holds the lock now; another thread writes
+                // through the public `storage`.
+                let done = DispatchSemaphore(value: 0)
+                Thread {
+                    do {
+                        let revision = try storage.currentRevision()
+                        let written = try storage.write(
+                            Array("{\"format\":1,\"values\":{}}\n".utf8), ifRevision: revision)
+                        outcome.withLock { $0 = written == nil ? "refused" : "wrote" }
+                    } catch {
+                        outcome.withLock { $0 = "\(error)" }
+                    }
+                    done.signal()
+                }.start()
+                if done.wait(timeout: .now() + 30) == .timedOut {
+                    outcome.withLock { $0 = "still waiting after 30 s" }
+                }
+            }
+            prefs[Self.number] = 2
+        }
+        let result = outcome.withLock { $0 }
+        #expect(result.contains("cannot lock \(file.path).lock"), "the other thread: \(result)")
+        #expect(result.contains("process \(getpid())"), "the other thread: \(result)")
+        #expect(try storedInteger("number", in: file) == 2)
+    }
+
+    // MARK: Smaller items
+
+    @Test func orphanedTemporaryFilesAreSweptAgainDuringALongLife() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let storage = FileStorage(
+            fileURL: url, maxFileSize: 1 << 20, lockTimeout: .seconds(10),
+            orphanSweepInterval: .zero)
+        var revision = try #require(try storage.write(Array("one".utf8), ifRevision: .absent))
+        for round in 1...2 {
+            // A writer killed between creating its temporary file and renaming it.
+            let orphan = directory.file(".prefs.json.orphan\(round)abcde.tmp")
+            try write("half", to: orphan)
+            revision = try #require(try storage.write(Array("two".utf8), ifRevision: revision))
+            #expect(!FileIntegrity.exists(orphan.path), "round \(round): the orphan stayed")
+        }
+    }
+
+    @Test func twoSpellingsOfADirectoryNotYetCreatedShareOneState() async throws {
+        let directory = try TemporaryDirectory()
+        try FileManager.default.createDirectory(
+            at: directory.file("real"), withIntermediateDirectories: false)
+        try FileManager.default.createSymbolicLink(
+            atPath: directory.file("link").path, withDestinationPath: "real")
+        let first = try await PreferencesStore(fileURL: directory.file("real/new/prefs.json"))
+        let second = try await PreferencesStore(fileURL: directory.file("link/new/prefs.json"))
+        try await first.set(Self.number, 5)
+        #expect(second[Self.number] == 5)
+    }
+}

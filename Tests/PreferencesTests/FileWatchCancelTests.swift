@@ -1,0 +1,75 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Preferences
+
+/// The file backend's watch stops when cancelled: no callback for any later
+/// write, and its descriptors closed. A second watch on the same file, left
+/// running, is the witness that each later write was seen by the system.
+@Suite(.serialized) struct FileWatchCancelTests {
+    /// Counts a watch's callbacks; each one is also a value of `stream`.
+    final class Callbacks: Sendable {
+        let count = Atomic<Int>(0)
+        let stream: AsyncStream<Int>
+        private let continuation: AsyncStream<Int>.Continuation
+
+        init() {
+            (stream, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        }
+
+        var onChange: @Sendable () -> Void {
+            { [self] in continuation.yield(count.add(1, ordering: .relaxed).newValue) }
+        }
+    }
+
+    @Test func aCancelledWatchHearsNoLaterWriteAndClosesItsDescriptor() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let other = try await PreferencesStore(storage: FileStorage(fileURL: url))
+        try await other.set(.counter, 0)
+
+        let watched = Callbacks()
+        let witness = Callbacks()
+        let watch = try #require(try FileStorage(fileURL: url).watch(watched.onChange))
+        let witnessWatch = try #require(try FileStorage(fileURL: url).watch(witness.onChange))
+        let watchedEvents = FeedRecorder(watched.stream)
+        let witnessEvents = FeedRecorder(witness.stream)
+        let any: @Sendable (Int) -> Bool = { _ in true }
+
+        // Running: both hear a write by another store.
+        try await other.set(.counter, 1)
+        #expect(await watchedEvents.next(where: any) != nil, "the watch heard nothing")
+        #expect(await witnessEvents.next(where: any) != nil, "the witness heard nothing")
+
+        let descriptor = (watch as? FileWatcher)?.nativeDescriptor
+        watch.cancel()
+        // Once released, no handler of the watch is running or queued.
+        if let watcher = watch as? FileWatcher {
+            try await withDeadline(
+                "the cancelled watch to close its descriptors", timeout: .seconds(60)
+            ) {
+                await watcher.released()
+            }
+        }
+        let heard = watched.count.load(ordering: .relaxed)
+
+        // Later writes: the witness hears each; the cancelled watch none.
+        for value in 2...6 {
+            try await other.set(.counter, value)
+            #expect(
+                await witnessEvents.next(where: any) != nil, "the witness missed write \(value)")
+        }
+        #expect(watched.count.load(ordering: .relaxed) == heard)
+
+        // Its descriptor is closed (the number may be reused at once by another
+        // open; only another watch would look alike, and the witness has its own).
+        if let descriptor {
+            #expect(descriptor != (witnessWatch as? FileWatcher)?.nativeDescriptor)
+            #expect(openDescriptors()[descriptor]?.contains("inotify") != true)
+        }
+        witnessWatch.cancel()
+        await watchedEvents.cancel()
+        await witnessEvents.cancel()
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+
+@testable import Preferences
+
+private struct Display: PreferencesRecord {
+    var theme = "light"
+    var zoom = 14.0
+    var columns = 3
+}
+
+/// A store opened with its declared keys publishes their manifest beside
+/// its file, where `prefs` finds it (SPEC 7.6).
+@Suite struct ManifestPublishingTests {
+    let workspace: CLIWorkspace
+    var published: URL { workspace.file("prefs.keys.json") }
+
+    init() throws {
+        workspace = try CLIWorkspace()
+    }
+
+    @Test func theNameReplacesJSONOrAddsToIt() {
+        #expect(
+            PreferencesManifest.publishedName(forStoreNamed: "default.json") == "default.keys.json")
+        #expect(
+            PreferencesManifest.publishedName(forStoreNamed: "settings") == "settings.keys.json")
+    }
+
+    @Test func prefsGetPrintsTheServicesDefaultWithNoFlags() async throws {
+        let store = try await PreferencesStore(
+            fileURL: workspace.store, declaring: [PreferenceKeys.language, PreferenceKeys.mapZoom])
+        #expect(store.problems.isEmpty)
+        let manifest = try PreferencesManifest.load(from: published)
+        #expect(manifest["language"]?.defaultValue == "en")
+        let output = try workspace.prefs("get", "language")
+        #expect(output.status == 0, "\(output.standardError)")
+        #expect(output.line == "en")
+        // And set types as the service reads: a Double key takes "15" as 15.0.
+        #expect(try workspace.prefs("set", "map_zoom", "15").status == 0)
+        #expect(try await workspace.storedValues()["map_zoom"] == .double(15))
+    }
+
+    @Test func theManifestIsRewrittenOnlyWhenItChanges() async throws {
+        _ = try await PreferencesStore(
+            fileURL: workspace.store, declaring: [PreferenceKeys.language])
+        let first = try identity(published)
+        let text = contents(published)
+        _ = try await PreferencesStore(
+            storage: FileStorage(fileURL: workspace.store), declaring: [PreferenceKeys.language])
+        #expect(try identity(published) == first)
+        _ = try await PreferencesStore(
+            storage: FileStorage(fileURL: workspace.store), declaring: [PreferenceKeys.darkMode])
+        #expect(contents(published) != text)
+        #expect(try permissions(published) == 0o600)
+        // No temporary file is left behind.
+        let names = try FileManager.default.contentsOfDirectory(atPath: workspace.directory.path)
+        #expect(names.allSatisfy { !$0.hasSuffix(".tmp") }, "\(names)")
+    }
+
+    @Test func aRecordStorePublishesItsFields() async throws {
+        let display = try await RecordStore<Display>(fileURL: workspace.store)
+        let manifest = try PreferencesManifest.load(from: published)
+        #expect(manifest["theme"]?.type == .string)
+        #expect(manifest["zoom"]?.type == .double)
+        #expect(manifest["columns"]?.type == .int)
+        #expect(try workspace.prefs("set", "zoom", "14.5").status == 0)
+        try await display.store.reload()
+        #expect(display.value.zoom == 14.5)
+        #expect(try workspace.prefs("get", "columns").line == "3")
+    }
+
+    @Test func listDefaultsShowsUnsetDeclaredKeysMarked() async throws {
+        _ = try await PreferencesStore(
+            fileURL: workspace.store, declaring: [PreferenceKeys.language, PreferenceKeys.darkMode])
+        try workspace.prefs("set", "dark_mode", "true")
+        let output = try workspace.prefs("list", "--defaults")
+        #expect(output.status == 0, "\(output.standardError)")
+        #expect(output.standardOutput == "dark_mode = true\nlanguage = \"en\"  # default\n")
+        // Without --defaults, only what is stored.
+        #expect(try workspace.prefs("list").standardOutput == "dark_mode = true\n")
+        let json = try workspace.prefs("list", "--defaults", "--json")
+        #expect(
+            try PreferenceValue(jsonText: json.standardOutput) == [
+                "dark_mode": ["value": true], "language": ["value": "en", "default": true],
+            ])
+    }
+
+    @Test func getLongSaysWhoChangedTheKeyOrThatItIsADefault() async throws {
+        _ = try await PreferencesStore(
+            fileURL: workspace.store, declaring: [PreferenceKeys.language])
+        #expect(try workspace.prefs("get", "language", "--long").line == "en  # default")
+        try workspace.prefs("set", "language", "fr")
+        let line = try workspace.prefs("get", "language", "--long").line
+        #expect(line.hasPrefix("fr  # "), "\(line)")
+        #expect(line.hasSuffix(" by \(effectiveUserName()) using prefs"), "\(line)")
+    }
+
+    @Test func theEnvironmentVariableNamesAManifest() throws {
+        let manifest = workspace.file("elsewhere.json")
+        try write(
+            #"{"format": 1, "keys": {"retries": {"type": "int", "default": 3}}}"#, to: manifest)
+        let output = try workspace.prefs(
+            environment: ["PREFS_MANIFEST": manifest.path],
+            ["--file", workspace.store.path, "get", "retries"])
+        #expect(output.status == 0, "\(output.standardError)")
+        #expect(output.line == "3")
+    }
+
+    @Test func aManifestThatCannotBePublishedIsAProblemNotAFailure() async throws {
+        // A directory where the manifest should be.
+        try FileManager.default.createDirectory(at: published, withIntermediateDirectories: false)
+        let store = try await PreferencesStore(
+            fileURL: workspace.store, declaring: [PreferenceKeys.language])
+        #expect(store.problems.contains { $0.message.contains("key manifest") })
+        try await store.set(.language, "fr")
+        #expect(store[.language] == "fr")
+    }
+
+    @Test func otherBackendsPublishNothing() async throws {
+        let store = try await PreferencesStore(
+            storage: InMemoryStorage(), declaring: [PreferenceKeys.language])
+        #expect(store.problems.isEmpty)
+    }
+}
