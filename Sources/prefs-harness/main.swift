@@ -14,9 +14,20 @@
 //                                           at that point of the migration
 //   prefs-harness set-once FILE KEY INT     set, print "ok", exit
 //   prefs-harness hold-lock FILE            take FILE's lock, print "locked", hold it until stdin closes
-//   prefs-harness serve FILE                one store, driven by stdin lines:
+//   prefs-harness serve FILE                one store with live reads off (its memory changes
+//                                           only through its own writes, so a fault test sees
+//                                           what a failed write left), driven by stdin lines:
 //                                             "set KEY INT" -> "ok" | "error io CODE …" | "error …"
 //                                             "get KEY"     -> "value INT"
+//   prefs-harness read-loop FILE KEY        print "ready V", then read KEY on a loop (no feed, no
+//                                           reload), printing "seen V UPTIME_NS" on each change
+//   prefs-harness many-stores DIR N M [feeds]
+//                                           open N stores in M directories under DIR (each with
+//                                           an unread change feed if asked), print "inotify I
+//                                           threads T", then read key "counter" of every store
+//                                           on a loop, printing "seen INDEX V" on each change
+//   prefs-harness churn DIR N               open N stores one after another, each with a feed
+//                                           read once, dropping each; print "inotify I threads T"
 //
 // With PREFS_HARNESS_ETCD=ENDPOINTS in the environment, FILE is an etcd key
 // and every store command runs against that cluster instead of a file.
@@ -120,7 +131,7 @@ struct Harness {
                 while Swift.readLine() != nil {}
             }
         case "serve":
-            let store = try await openStore(url)
+            let store = try await openStore(url, liveReads: false)
             say("ready")
             while let line = Swift.readLine() {
                 let words = line.split(separator: " ").map(String.init)
@@ -143,6 +154,32 @@ struct Harness {
                     say("error \(error)")
                 }
             }
+        case "read-loop":
+            let store = try await PreferencesStore(fileURL: url)
+            readLoop([store], key: PreferenceKey<Int>(arguments[2], default: 0), stamped: true)
+        case "many-stores":
+            let stores = try await openMany(
+                in: url, count: Int(arguments[2])!, directories: Int(arguments[3])!)
+            let feeds = arguments.count > 4 && arguments[4] == "feeds"
+            var streams: [AsyncStream<PreferencesSnapshot>] = []
+            if feeds {
+                for store in stores {
+                    let stream = store.changes()
+                    var iterator = stream.makeAsyncIterator()
+                    _ = await iterator.next()
+                    streams.append(stream)
+                }
+            }
+            say("inotify \(ProcessCensus.inotifyInstances()) threads \(ProcessCensus.threads())")
+            readLoop(stores, key: PreferenceKey<Int>("counter", default: 0), stamped: false)
+        case "churn":
+            for index in 0..<Int(arguments[2])! {
+                let store = try await PreferencesStore(
+                    fileURL: url.appendingPathComponent("store-\(index).json"))
+                var feed = store.changes().makeAsyncIterator()
+                _ = await feed.next()
+            }
+            say("inotify \(ProcessCensus.inotifyInstances()) threads \(ProcessCensus.threads())")
         default:
             FileHandle.standardError.write(
                 Data("prefs-harness: unknown command \(arguments[0])\n".utf8))
@@ -151,15 +188,72 @@ struct Harness {
     }
 }
 
+extension Harness {
+    /// Opens `count` stores spread over `directories` directories under `root`.
+    static func openMany(in root: URL, count: Int, directories: Int) async throws
+        -> [PreferencesStore]
+    {
+        var stores: [PreferencesStore] = []
+        for index in 0..<count {
+            let directory = root.appendingPathComponent("dir-\(index % directories)")
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true)
+            stores.append(
+                try await PreferencesStore(
+                    fileURL: directory.appendingPathComponent("store-\(index).json")))
+        }
+        return stores
+    }
+
+    /// Reads `key` of every store on a loop, as a service does on each
+    /// request, and prints each change it sees. Never returns.
+    static func readLoop(_ stores: [PreferencesStore], key: PreferenceKey<Int>, stamped: Bool)
+        -> Never
+    {
+        var last = stores.map { $0[key] }
+        if stamped { say("ready \(last[0])") }
+        while true {
+            for (index, store) in stores.enumerated() {
+                let value = store[key]
+                guard value != last[index] else { continue }
+                last[index] = value
+                if stamped {
+                    say("seen \(value) \(DispatchTime.now().uptimeNanoseconds)")
+                } else {
+                    say("seen \(index) \(value)")
+                }
+            }
+            usleep(200)
+        }
+    }
+}
+
+/// What the process holds, from /proc/self (Linux).
+enum ProcessCensus {
+    /// Open inotify instances.
+    static func inotifyInstances() -> Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return names.filter {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)"))
+                == "anon_inode:inotify"
+        }.count
+    }
+
+    /// Threads of the process.
+    static func threads() -> Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []).count
+    }
+}
+
 /// The store at `url`: the file, or with `PREFS_HARNESS_ETCD` set, the etcd key `url.path`.
-func openStore(_ url: URL, migrations: [any PreferencesMigration] = []) async throws
-    -> PreferencesStore
-{
+func openStore(
+    _ url: URL, migrations: [any PreferencesMigration] = [], liveReads: Bool = true
+) async throws -> PreferencesStore {
     if let endpoints = ProcessInfo.processInfo.environment["PREFS_HARNESS_ETCD"] {
         let cluster = try EtcdConfiguration(endpoints: endpoints, timeout: 10)
         return try await PreferencesStore(etcd: cluster, key: url.path, migrations: migrations)
     }
-    return try await PreferencesStore(fileURL: url, migrations: migrations)
+    return try await PreferencesStore(fileURL: url, migrations: migrations, liveReads: liveReads)
 }
 
 /// The record `record-increment` updates (the tests declare the same fields).

@@ -13,7 +13,7 @@ import Testing
     @Test func aThousandSubscribersAllSeeAnExternalWriteAndLeaveNothingBehind() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
-        let store = try await PreferencesStore(fileURL: url)
+        let store = try await PreferencesStore(fileURL: url, liveReads: false)
         let before = openDescriptors()
 
         let recorders = (0..<1000).map { _ in FeedRecorder(store.changes(.counter)) }
@@ -43,7 +43,7 @@ import Testing
     @Test func aThousandSubscribeAndCancelCyclesLeaveNoDescriptorBehind() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
-        let store = try await PreferencesStore(fileURL: url)
+        let store = try await PreferencesStore(fileURL: url, liveReads: false)
         try await store.set(.counter, 1)
         let before = openDescriptors()
         var watchers: [FileWatcher] = []
@@ -75,16 +75,23 @@ import Testing
         #expect(inotifyCount(after) < inotifyCount(before) + 32)
     }
 
-    @Test func aCancelledWatcherReleasesItsDescriptor() async throws {
+    /// Watchers share the process's one inotify instance and one watch per
+    /// directory; the directory's watch goes with its last watcher.
+    @Test func aCancelledWatcherReleasesItsDirectoryWatch() async throws {
         let directory = try TemporaryDirectory()
-        let watcher = try FileWatcher.start(path: directory.file("prefs.json").path) {}
-        let descriptor = try #require(watcher.nativeDescriptor)
-        #expect(openDescriptors()[descriptor]?.contains("inotify") == true)
-        watcher.cancel()
-        #expect(watcher.nativeDescriptor == nil)
-        await watcher.released()
-        // The number may be reused by another open at once; only another watch would look alike.
-        #expect(openDescriptors()[descriptor]?.contains("inotify") != true)
+        let first = try FileWatcher.start(path: directory.file("a.json").path) {}
+        let second = try FileWatcher.start(path: directory.file("b.json").path) {}
+        let descriptor = try #require(first.nativeDescriptor)
+        #expect(second.nativeDescriptor == descriptor)
+        #expect(openDescriptors()[descriptor] == "anon_inode:inotify")
+        #expect(DirectoryWatches.count(of: directory.path) == 1)
+        first.cancel()
+        #expect(first.nativeDescriptor == nil)
+        #expect(DirectoryWatches.count(of: directory.path) == 1)
+        second.cancel()
+        let unwatched = await eventually { DirectoryWatches.count(of: directory.path) == 0 }
+        #expect(unwatched, "the directory is still watched after its last watcher was cancelled")
+        #expect(inotifyCount(openDescriptors()) == 1)
     }
 
     private func inotifyCount(_ descriptors: [Int32: String]) -> Int {

@@ -7,7 +7,8 @@ import Testing
 @Suite struct ChangeFeedTests {
     @Test func problemFeedReportsMismatchesAndKeepsTheFileWatched() async throws {
         let directory = try TemporaryDirectory()
-        let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
+        let store = try await PreferencesStore(
+            fileURL: directory.file("prefs.json"), liveReads: false)
         #expect(!store.core.isWatching)
         let problems = FeedRecorder(store.problemChanges())
         #expect(await problems.next([]) == [])
@@ -119,11 +120,13 @@ import Testing
         }
     }
 
-    /// C5: the watcher runs while at least one feed is active, whichever way
-    /// the feeds end (leaving the loop, cancelling the task).
-    @Test func theWatcherRunsOnlyWhileSomeoneSubscribes() async throws {
+    /// C5: with live reads off, the watcher runs while at least one feed is
+    /// active, whichever way the feeds end (leaving the loop, cancelling the
+    /// task).
+    @Test func withLiveReadsOffTheWatcherRunsOnlyWhileSomeoneSubscribes() async throws {
         let directory = try TemporaryDirectory()
-        let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
+        let store = try await PreferencesStore(
+            fileURL: directory.file("prefs.json"), liveReads: false)
         #expect(!store.core.isWatching)
 
         let first = FeedRecorder(store.changes(.counter))
@@ -159,9 +162,23 @@ import Testing
         #expect(!store.core.isWatching)
     }
 
-    @Test func droppingAnUnreadFeedEndsItsSubscription() async throws {
+    /// S16 with C5: with live reads on, the watch lives as long as the store;
+    /// feeds coming and going do not stop it.
+    @Test func withLiveReadsTheWatcherRunsWhileTheStoreIsOpen() async throws {
         let directory = try TemporaryDirectory()
         let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
+        #expect(store.core.isWatching)
+        let feed = FeedRecorder(store.changes(.counter))
+        #expect(await feed.next(0) == 0)
+        await feed.cancel()
+        #expect(store.core.subscriberCount == 0)
+        #expect(store.core.isWatching)
+    }
+
+    @Test func droppingAnUnreadFeedEndsItsSubscription() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await PreferencesStore(
+            fileURL: directory.file("prefs.json"), liveReads: false)
         do {
             let feed = store.changes(.counter)
             _ = feed

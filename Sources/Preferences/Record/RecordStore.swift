@@ -46,31 +46,36 @@ public final class RecordStore<Record: PreferencesRecord>: Sendable {
     }
 
     /// Opens the record in the file at `fileURL` (see
-    /// ``PreferencesStore/init(fileURL:migrations:corruption:limits:declaring:)``)
+    /// ``PreferencesStore/init(fileURL:migrations:corruption:limits:declaring:liveReads:)``)
     /// and publishes its fields' manifest beside the file (SPEC 7.6, see
     /// ``PreferencesStore/declare(_:)``), so `prefs` shows the record's
-    /// defaults and types its fields as the record reads them.
+    /// defaults and types its fields as the record reads them. With
+    /// `liveReads`, ``value`` follows other processes' writes.
     public convenience init(
         fileURL: URL, migrations: [any PreferencesMigration] = [],
-        corruption: CorruptionPolicy = .fail, limits: PreferencesLimits = PreferencesLimits()
+        corruption: CorruptionPolicy = .fail, limits: PreferencesLimits = PreferencesLimits(),
+        liveReads: Bool = true
     ) async throws {
         let manifest = try PreferencesManifest(record: Record.self)
         self.init(
             store: try await PreferencesStore(
-                fileURL: fileURL, migrations: migrations, corruption: corruption, limits: limits))
+                fileURL: fileURL, migrations: migrations, corruption: corruption, limits: limits,
+                liveReads: liveReads))
         await store.declare(manifest)
     }
 
     /// Opens the record in the named suite at its standard location, and
-    /// publishes its fields' manifest as ``init(fileURL:migrations:corruption:limits:)`` does.
+    /// publishes its fields' manifest as ``init(fileURL:migrations:corruption:limits:liveReads:)`` does.
     public convenience init(
         suite: String, migrations: [any PreferencesMigration] = [],
-        corruption: CorruptionPolicy = .fail, limits: PreferencesLimits = PreferencesLimits()
+        corruption: CorruptionPolicy = .fail, limits: PreferencesLimits = PreferencesLimits(),
+        liveReads: Bool = true
     ) async throws {
         let manifest = try PreferencesManifest(record: Record.self)
         self.init(
             store: try await PreferencesStore(
-                suite: suite, migrations: migrations, corruption: corruption, limits: limits))
+                suite: suite, migrations: migrations, corruption: corruption, limits: limits,
+                liveReads: liveReads))
         await store.declare(manifest)
     }
 

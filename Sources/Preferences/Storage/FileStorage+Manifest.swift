@@ -4,6 +4,8 @@ extension FileStorage {
     /// named as ``PreferencesManifest/publishedName(forStoreNamed:)`` says
     /// (`default.json` → `default.keys.json`).
     public var manifestPath: String {
+        // Beside the link itself when the link may not be followed (S19);
+        // publishing then fails with the link's error under the lock.
         let target = (try? target()) ?? path
         return Platform.parentDirectory(of: target) + "/"
             + PreferencesManifest.publishedName(forStoreNamed: Platform.lastComponent(of: target))

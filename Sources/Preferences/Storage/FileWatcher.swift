@@ -1,7 +1,7 @@
 import Dispatch
 import Synchronization
 
-/// Notices writes to a file by other processes and calls back (SPEC C3).
+/// Notices writes to a file by other processes and calls back (SPEC C3, S16).
 ///
 /// It watches the file's *directory*, not the file, so that everything a
 /// writer can do to the name is seen: an atomic replace (a new inode renamed
@@ -9,12 +9,15 @@ import Synchronization
 /// file is followed: the link's directory and the target's directory are
 /// both watched, and the target is resolved again when the link changes.
 ///
-/// - Linux: one inotify instance read by a `DispatchSourceRead`.
+/// - Linux: one inotify instance for the whole process, with one watch per
+///   directory however many files in it are watched (``DirectoryWatchHub``).
 /// - Darwin: kqueue vnode sources (`DispatchSource`) on the directories and
 ///   on the file itself, re-armed when the file's inode changes.
 /// - Elsewhere, or when the native watch cannot start (a missing directory,
-///   the inotify limits reached) or ends (the directory was removed): a
-///   `stat` poll every 20 ms.
+///   the inotify limits reached) or ends (the directory was removed or
+///   moved): a `stat` poll every 20 ms, which tries the native watch again
+///   every 200 ms and gives way to it once it starts (the directory exists
+///   again, a watch slot came free).
 ///
 /// Events that end a save (a rename onto the name, a close after writing)
 /// call back at once; events in the middle of one (the old file renamed
@@ -23,8 +26,9 @@ import Synchronization
 /// Callbacks may be spurious; the store compares revisions.
 ///
 /// ``cancel()`` stops the watch without waiting; Dispatch closes the
-/// descriptors moments later (``released()``). No thread is owned: the
-/// sources run on a private serial queue.
+/// descriptors it owns moments later (``released()``). No thread is owned:
+/// every watcher runs on one serial queue, ``queue``, which draws on the
+/// threads all stores share.
 final class FileWatcher: StorageWatch {
     /// Which mechanism to use; tests force ``polling``.
     enum Mechanism: Sendable {
@@ -36,10 +40,16 @@ final class FileWatcher: StorageWatch {
     static let settleDelay = DispatchTimeInterval.milliseconds(25)
     /// The polling interval of the fallback.
     static let pollInterval = DispatchTimeInterval.milliseconds(20)
+    /// A polling watcher tries the native watch again every this many polls.
+    static let nativeRetryPolls = 10
 
-    private let path: String
+    /// The one queue every watcher's callbacks, timers and sources run on.
+    static let queue = DispatchQueue(label: "preferences.watch", target: SharedWork.queue)
+
+    let path: String
+    private let mechanism: Mechanism
     private let onChange: @Sendable () -> Void
-    private let queue: DispatchQueue
+    private var queue: DispatchQueue { Self.queue }
     private let running = Mutex(Running())
     /// Sources not yet through their cancel handlers (which close descriptors).
     private let open = DispatchGroup()
@@ -55,13 +65,23 @@ final class FileWatcher: StorageWatch {
         var sources: [OwnedSource] = []
         var settleToken: UInt64 = 0
         var usesPolling = false
-        var nativeDescriptor: Int32?
+        var poll: OwnedSource?
+        /// The resolved symlink target the native watch follows.
+        var target = ""
+        /// Whether the process-wide directory watch carries this watcher.
+        var onHub = false
     }
 
-    private init(path: String, onChange: @escaping @Sendable () -> Void) {
+    private init(path: String, mechanism: Mechanism, onChange: @escaping @Sendable () -> Void) {
         self.path = path
+        self.mechanism = mechanism
         self.onChange = onChange
-        queue = DispatchQueue(label: "preferences.watch")
+    }
+
+    deinit {
+        #if canImport(Glibc) || canImport(Musl)
+            DirectoryWatchHub.shared.unwatch(ObjectIdentifier(self))
+        #endif
     }
 
     /// Starts watching `path` (a file that need not exist yet).
@@ -69,28 +89,46 @@ final class FileWatcher: StorageWatch {
         path: String, using mechanism: Mechanism = .native,
         onChange: @escaping @Sendable () -> Void
     ) throws -> FileWatcher {
-        let watcher = FileWatcher(path: path, onChange: onChange)
-        watcher.queue.sync {
+        let watcher = FileWatcher(path: path, mechanism: mechanism, onChange: onChange)
+        #if canImport(Darwin)
+            // On the queue, so no event is handled before the sources are set up.
+            Self.queue.sync {
+                if mechanism == .polling || !watcher.startNative() { watcher.startPolling() }
+            }
+        #else
+            // The directory watch may deliver events on the queue while this
+            // runs; the watcher is ready for them before it is registered.
             if mechanism == .polling || !watcher.startNative() { watcher.startPolling() }
-        }
+        #endif
         return watcher
     }
 
     /// Whether the stat-polling fallback is in use.
     var usesPolling: Bool { running.withLock { $0.usesPolling } }
 
-    /// The inotify descriptor while the Linux watch runs (for tests).
-    var nativeDescriptor: Int32? { running.withLock { $0.nativeDescriptor } }
+    /// The process's inotify descriptor while this watcher is on it (for tests).
+    var nativeDescriptor: Int32? {
+        #if canImport(Glibc) || canImport(Musl)
+            guard running.withLock({ $0.onHub }) else { return nil }
+            return DirectoryWatchHub.shared.descriptor
+        #else
+            return nil
+        #endif
+    }
 
-    /// Stops the watch. It returns at once; the descriptors are closed
-    /// moments later, once Dispatch has let go of them (``released()``).
+    /// Stops the watch. It returns at once; the descriptors it owns are
+    /// closed moments later, once Dispatch has let go of them (``released()``).
     func cancel() {
         let sources = running.withLock { running in
             running.cancelled = true
-            running.nativeDescriptor = nil
+            running.onHub = false
+            running.poll = nil
             defer { running.sources = [] }
             return running.sources
         }
+        #if canImport(Glibc) || canImport(Musl)
+            DirectoryWatchHub.shared.unwatch(ObjectIdentifier(self))
+        #endif
         for owned in sources { owned.source.cancel() }
     }
 
@@ -163,92 +201,90 @@ final class FileWatcher: StorageWatch {
 
     // MARK: Polling
 
+    /// Polls the file's stamp; unless polling was asked for, tries the native
+    /// watch again now and then and hands over to it once it starts.
     private func startPolling() {
-        running.withLock { $0.usesPolling = true }
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        let last = LastStamp(try? Platform.fileStamp(path))
+        let poll = PollState(try? Platform.fileStamp(path))
         let path = path
+        let retry = mechanism == .native
         timer.schedule(deadline: .now() + Self.pollInterval, repeating: Self.pollInterval)
         timer.setEventHandler { [weak self] in
-            let stamp = try? Platform.fileStamp(path)
-            if last.update(stamp) { self?.changedNow() }
+            guard let self else { return }
+            if poll.update(try? Platform.fileStamp(path)) { self.changedNow() }
+            if retry && poll.tick().isMultiple(of: Self.nativeRetryPolls) { self.tryNativeAgain() }
         }
-        adopt(timer, closing: {})
+        let owned = adopt(timer, closing: {})
+        running.withLock { running in
+            running.usesPolling = true
+            running.poll = owned
+        }
+    }
+
+    /// On the queue, from the poll: back to the native watch if it starts.
+    private func tryNativeAgain() {
+        guard !isCancelled, startNative() else { return }
+        let poll = running.withLock { running -> OwnedSource? in
+            running.usesPolling = false
+            defer { running.poll = nil }
+            return running.poll
+        }
+        if let poll { drop(poll) }
+        // A write between the last poll and the watch's start.
+        changedNow()
     }
 
     // MARK: Native
 
     #if canImport(Glibc) || canImport(Musl)
-        /// The inotify watches: which names matter in which watched directory.
-        private final class WatchedNames: @unchecked Sendable {
-            var names: [Int32: Set<String>] = [:]
-            var target = ""
-            weak var source: OwnedSource?
-        }
-
-        private func startNative() -> Bool {
-            guard let descriptor = try? Platform.makeDirectoryWatcher() else { return false }
-            let watched = WatchedNames()
-            guard rewatch(watched, descriptor: descriptor) else {
-                Platform.closeDescriptor(descriptor)
-                return false
-            }
-            let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
-            source.setEventHandler { [weak self] in
-                self?.handleEvents(watched, descriptor: descriptor)
-            }
-            watched.source = adopt(source, closing: { Platform.closeDescriptor(descriptor) })
-            running.withLock { $0.nativeDescriptor = descriptor }
-            return true
-        }
-
-        /// (Re)computes the symlink target and watches the directories of the
-        /// path and of its target. Returns false if a directory cannot be watched.
-        private func rewatch(_ watched: WatchedNames, descriptor: Int32) -> Bool {
-            let target = Platform.resolveSymlinks(path)
-            watched.target = target
+        /// Which names matter in which directories: the file and its symlink target.
+        private func wantedNames(target: String) -> [String: Set<String>] {
             var wanted: [String: Set<String>] = [:]
             for file in Set([path, target]) {
                 wanted[Platform.parentDirectory(of: file), default: []].insert(
                     Platform.lastComponent(of: file))
             }
-            var names: [Int32: Set<String>] = [:]
-            for (directory, files) in wanted {
-                // Watching a directory twice returns the same id.
-                guard let watch = try? Platform.watchDirectory(directory, watcher: descriptor)
-                else {
-                    return false
-                }
-                names[watch, default: []].formUnion(files)
+            return wanted
+        }
+
+        /// Puts this watcher on the process-wide directory watch.
+        private func startNative() -> Bool {
+            let target = Platform.resolveSymlinks(path)
+            let started = running.withLock { running in
+                running.target = target
+                running.onHub = !running.cancelled
+                return running.onHub
             }
-            for stale in watched.names.keys where names[stale] == nil {
-                Platform.unwatchDirectory(stale, watcher: descriptor)
+            guard started else { return false }
+            guard DirectoryWatchHub.shared.watch(self, names: wantedNames(target: target)) else {
+                running.withLock { $0.onHub = false }
+                return false
             }
-            watched.names = names
+            // A cancel that came while the watch was being added.
+            if isCancelled {
+                DirectoryWatchHub.shared.unwatch(ObjectIdentifier(self))
+                return false
+            }
             return true
         }
 
-        private func handleEvents(_ watched: WatchedNames, descriptor: Int32) {
-            var now = false
-            var soon = false
-            var ended = false
-            for event in Platform.readDirectoryEvents(watcher: descriptor) {
-                switch event.kind {
-                case .overflow:
-                    now = true
-                case .watchEnded:
-                    if watched.names[event.watch] != nil { ended = true }
-                case .settled, .unsettled:
-                    guard watched.names[event.watch]?.contains(event.name) == true else { continue }
-                    if event.kind == .settled { now = true } else { soon = true }
-                }
-            }
-            if ended || (now || soon) && Platform.resolveSymlinks(path) != watched.target {
-                if ended || !rewatch(watched, descriptor: descriptor) {
-                    // A watched directory went away: fall back to polling,
-                    // which also notices the directory coming back.
-                    if let source = watched.source { drop(source) }
-                    running.withLock { $0.nativeDescriptor = nil }
+        /// Called on the queue with what happened to this watcher's names.
+        func directoryEvents(now: Bool, soon: Bool, ended: Bool) {
+            let (onHub, target) = running.withLock { ($0.onHub, $0.target) }
+            guard onHub, !isCancelled else { return }
+            var now = now
+            if ended || (now || soon) && Platform.resolveSymlinks(path) != target {
+                let resolved = Platform.resolveSymlinks(path)
+                let rewatched =
+                    !ended
+                    && DirectoryWatchHub.shared.watch(self, names: wantedNames(target: resolved))
+                if rewatched {
+                    running.withLock { $0.target = resolved }
+                } else {
+                    // A watched directory went away: poll, which also
+                    // notices the directory coming back.
+                    DirectoryWatchHub.shared.unwatch(ObjectIdentifier(self))
+                    running.withLock { $0.onHub = false }
                     if !isCancelled { startPolling() }
                 }
                 now = true
@@ -260,31 +296,37 @@ final class FileWatcher: StorageWatch {
             }
         }
     #elseif canImport(Darwin)
+        /// The watched directories with the inode each had when opened.
+        private let directoryInodes = Mutex<[String: UInt64]>([:])
+
         private func startNative() -> Bool {
             let target = Platform.resolveSymlinks(path)
             let directories = Set([
                 Platform.parentDirectory(of: path), Platform.parentDirectory(of: target),
             ])
+            var opened: [OwnedSource] = []
+            var inodes: [String: UInt64] = [:]
             for directory in directories {
                 guard let descriptor = try? Platform.openForEvents(directory) else {
-                    cancelSourcesForFallback()
+                    for owned in opened { drop(owned) }
                     return false
                 }
+                guard let stamp = try? Platform.fileStamp(descriptor: descriptor, path: directory)
+                else {
+                    Platform.closeDescriptor(descriptor)
+                    for owned in opened { drop(owned) }
+                    return false
+                }
+                inodes[directory] = stamp.inode
                 let source = DispatchSource.makeFileSystemObjectSource(
                     fileDescriptor: descriptor, eventMask: [.write, .delete, .rename], queue: queue)
                 source.setEventHandler { [weak self] in self?.directoryChanged() }
-                adopt(source, closing: { Platform.closeDescriptor(descriptor) })
+                opened.append(adopt(source, closing: { Platform.closeDescriptor(descriptor) }))
             }
+            directoryInodes.withLock { $0 = inodes }
+            running.withLock { $0.target = target }
             watchFile()
             return true
-        }
-
-        private func cancelSourcesForFallback() {
-            let sources = running.withLock { running in
-                defer { running.sources = [] }
-                return running.sources
-            }
-            for owned in sources { owned.source.cancel() }
         }
 
         /// The vnode source on the file itself, with the inode it watches.
@@ -313,6 +355,25 @@ final class FileWatcher: StorageWatch {
         }
 
         private func directoryChanged() {
+            if isCancelled || usesPolling { return }
+            // A vnode source keeps watching a removed or moved directory's
+            // old inode, which will never see the file again: poll instead
+            // until the directory is back.
+            let inodes = directoryInodes.withLock { $0 }
+            let gone = inodes.contains { directory, inode in
+                (try? Platform.fileStamp(directory))?.inode != inode
+            }
+            if gone {
+                let sources = running.withLock { running in
+                    defer { running.sources = [] }
+                    return running.sources
+                }
+                fileSource.withLock { $0 = nil }
+                for owned in sources { owned.source.cancel() }
+                startPolling()
+                changedNowInsteadOfSoon()
+                return
+            }
             watchFile()
             // kqueue reports no close-after-write: let a burst of events settle.
             changedSoon()
@@ -322,14 +383,20 @@ final class FileWatcher: StorageWatch {
     #endif
 }
 
-/// The last stamp seen; only touched from the watcher's serial queue.
-private final class LastStamp: @unchecked Sendable {
+/// The poll's last stamp and tick count; only touched from the watcher queue.
+private final class PollState: @unchecked Sendable {
     private var stamp: Platform.FileStamp??
+    private var ticks = 0
 
     init(_ stamp: Platform.FileStamp?) { self.stamp = .some(stamp) }
 
     func update(_ stamp: Platform.FileStamp?) -> Bool {
         defer { self.stamp = .some(stamp) }
         return self.stamp != .some(stamp)
+    }
+
+    func tick() -> Int {
+        ticks += 1
+        return ticks
     }
 }

@@ -5,7 +5,8 @@ extension PreferencesStore {
     ///
     /// Writes by this process are delivered before the write returns; writes
     /// by other processes (another instance, `prefs set`, an editor) are
-    /// noticed by watching the file while at least one feed is active. A
+    /// noticed by watching the file's directory (while the store is open with
+    /// live reads, else while at least one feed is active). A
     /// slow consumer skips intermediate values but always ends on the latest.
     /// Ending the loop or cancelling its task ends the subscription.
     ///

@@ -20,12 +20,38 @@ import Synchronization
 /// ```
 ///
 /// Handles opened on the same file in one process share one state (S9).
-/// Reads see writes made by other processes while a change feed is active
-/// (``changes()``) and after ``reload()``; every write re-reads the file
-/// first, so a write never overwrites another process's change.
+///
+/// ## Live reads
+///
+/// An open store keeps itself current (S16): a write by another process —
+/// another instance of the service, `prefs set`, an editor — reaches
+/// `store[key]`, ``snapshot``, record values and change feeds with no call
+/// to ``reload()``. The store watches its file's directory from open until
+/// the last handle on the file goes away; reads never touch the disk, so
+/// they stay as fast as with live reads off.
+///
+/// Staleness bound: a write by another process is visible to reads within a
+/// few milliseconds of that process's write returning, typically before it
+/// returns (the directory watch reports the rename onto the name, and the
+/// store re-reads the file, while the writer is still syncing the
+/// directory). A write made by an editor in several steps settles for 25 ms
+/// first. Where the directory cannot be watched (it does not exist yet, or
+/// the system's watch limits are reached) the store polls the file every
+/// 20 ms instead, so reads are then at most about 25 ms behind, and it goes
+/// back to the watch as soon as it can. A process has one directory watch
+/// per directory (one inotify instance on Linux) however many stores it
+/// opens.
+///
+/// Pass `liveReads: false` to open a handle that sees other processes'
+/// writes only after ``reload()``, while a change feed is active, or when it
+/// writes (every write re-reads the file first, so a write never overwrites
+/// another process's change). Handles on one file share their state, so
+/// while any handle on the file has live reads on, all of them see changes.
 public final class PreferencesStore: Sendable {
     @usableFromInline
     let core: StoreCore
+    /// Keeps the file watched while this handle lives (live reads on).
+    private let liveReader: LiveReader?
 
     /// Opens the store in the file at `fileURL`, running pending `migrations`
     /// before the first read (SPEC §6).
@@ -40,40 +66,46 @@ public final class PreferencesStore: Sendable {
     ///   - limits: size limits for the file, keys and nesting.
     ///   - keys: the keys this program reads; their manifest is published
     ///     beside the file (see ``declare(_:)``).
+    ///   - liveReads: keep reads current with other processes' writes while
+    ///     this handle is open (see "Live reads" above); `false` leaves them
+    ///     as of the last ``reload()``, write or change feed.
     /// - Throws: ``PreferencesError/corrupted(file:reason:)`` (with `.fail`),
     ///   ``PreferencesError/io(operation:path:code:message:)``, or a migration's error.
     public convenience init(
         fileURL: URL, migrations: [any PreferencesMigration] = [],
         corruption: CorruptionPolicy = .fail, limits: PreferencesLimits = PreferencesLimits(),
-        declaring keys: [PreferenceKeys] = []
+        declaring keys: [PreferenceKeys] = [], liveReads: Bool = true
     ) async throws {
         try await self.init(
             storage: FileStorage(
                 fileURL: fileURL, maxFileSize: limits.maxFileSize, lockTimeout: limits.lockTimeout),
-            migrations: migrations, corruption: corruption, limits: limits, declaring: keys)
+            migrations: migrations, corruption: corruption, limits: limits, declaring: keys,
+            liveReads: liveReads)
     }
 
     /// Opens the named suite at its standard location (see ``PreferencesLocation``).
     public convenience init(
         suite: String, migrations: [any PreferencesMigration] = [],
         corruption: CorruptionPolicy = .fail, limits: PreferencesLimits = PreferencesLimits(),
-        declaring keys: [PreferenceKeys] = []
+        declaring keys: [PreferenceKeys] = [], liveReads: Bool = true
     ) async throws {
         try await self.init(
             fileURL: PreferencesLocation.fileURL(suite: suite), migrations: migrations,
-            corruption: corruption, limits: limits, declaring: keys)
+            corruption: corruption, limits: limits, declaring: keys, liveReads: liveReads)
     }
 
     /// Opens a store on any backend, for example ``InMemoryStorage`` in tests.
+    /// With `liveReads`, the store follows the backend's watch while open.
     public init(
         storage: any PreferencesStorage, migrations: [any PreferencesMigration] = [],
         corruption: CorruptionPolicy = .fail, limits: PreferencesLimits = PreferencesLimits(),
-        declaring keys: [PreferenceKeys] = []
+        declaring keys: [PreferenceKeys] = [], liveReads: Bool = true
     ) async throws {
         // A key that cannot describe itself fails before anything is opened.
         let manifest = keys.isEmpty ? nil : try PreferencesManifest(keys: keys)
         core = StoreRegistry.core(for: storage, limits: limits, corruption: corruption)
-        try await core.open(migrations: migrations, corruption: corruption)
+        liveReader = try await core.open(
+            migrations: migrations, corruption: corruption, liveReads: liveReads)
         if let manifest { await core.declare(manifest) }
     }
 
@@ -153,7 +185,9 @@ public final class PreferencesStore: Sendable {
         core.register(defaults: defaults)
     }
 
-    /// Re-reads the file if another process changed it.
+    /// Re-reads the file if another process changed it. With live reads on
+    /// this is rarely needed: it makes a write that may not have been
+    /// noticed yet (within the bound above) visible now.
     public func reload() async throws {
         try await core.reload()
     }

@@ -6,15 +6,20 @@ import Synchronization
 /// (SPEC S9): the in-memory snapshot that reads use, the queue of pending
 /// edits, and the subscribers of the change feed.
 ///
-/// All storage I/O runs on one serial dispatch queue. Edits waiting while a
+/// All storage I/O runs on one serial dispatch queue per store, which
+/// targets the queue all stores share (``SharedWork``). Edits waiting while a
 /// write is in flight are applied together in the next write (group commit,
 /// S4); each caller still receives its own result or error.
+///
+/// The storage is watched while a handle with live reads is open (S16) or a
+/// change feed is active (C5); the watch holds the core weakly, so it ends
+/// when the last handle goes.
 @usableFromInline
 final class StoreCore: Sendable {
     let storage: any PreferencesStorage
     let limits: PreferencesLimits
     let corruption: CorruptionPolicy
-    let queue = DispatchQueue(label: "preferences.store")
+    let queue = DispatchQueue(label: "preferences.store", target: SharedWork.queue)
 
     struct PendingEdit: Sendable {
         let id: UInt64
@@ -36,6 +41,8 @@ final class StoreCore: Sendable {
         var nextID: UInt64 = 0
         var subscribers: [UInt64: Subscriber] = [:]
         var watch: (any StorageWatch)?
+        /// Open handles with live reads on (S16).
+        var liveReaders = 0
         var mismatches: [String: PreferencesProblem] = [:]
         var fileProblems: [PreferencesProblem] = []
         /// Set while the backend reports its watch interrupted.
@@ -52,6 +59,9 @@ final class StoreCore: Sendable {
             fileProblems + (watchProblem.map { [$0] } ?? []) + migrationProblems + manifestProblems
                 + mismatches.keys.sorted().compactMap { mismatches[$0] }
         }
+
+        /// Whether someone needs the storage watched.
+        var wantsWatch: Bool { liveReaders > 0 || !subscribers.isEmpty }
     }
 
     let state = Locked(State())
@@ -60,6 +70,10 @@ final class StoreCore: Sendable {
         self.storage = storage
         self.limits = limits
         self.corruption = corruption
+    }
+
+    deinit {
+        state.withLock { $0.watch }?.cancel()
     }
 
     var snapshot: PreferencesSnapshot { state.withLock { $0.snapshot } }
@@ -75,11 +89,18 @@ final class StoreCore: Sendable {
     /// Loads the file — or, for a further handle on a file already open in
     /// this process, re-reads it if it changed — applying the opener's
     /// corruption policy, then runs `migrations`; on the store's queue.
-    func open(migrations: [any PreferencesMigration], corruption: CorruptionPolicy) async throws {
+    ///
+    /// With `liveReads`, the storage is watched from before the load, so no
+    /// write after it is missed, until the returned reader is released.
+    func open(
+        migrations: [any PreferencesMigration], corruption: CorruptionPolicy, liveReads: Bool
+    ) async throws -> LiveReader? {
         try await onQueue {
             defer { self.notifyProblemWatchers() }
+            let reader = liveReads ? LiveReader(self) : nil
             try self.load(policy: corruption)
             if !migrations.isEmpty { try self.migrate(migrations) }
+            return reader
         }
     }
 
@@ -568,29 +589,50 @@ final class StoreCore: Sendable {
     // MARK: Subscribers
 
     /// Registers a subscriber, delivers the current state to it, and starts
-    /// the watcher for the first one. Returns the id for ``unsubscribe(_:)``.
+    /// the watcher if nobody needed it yet. Returns the id for
+    /// ``unsubscribe(_:)``.
     func subscribe(_ deliver: @escaping @Sendable (PreferencesSnapshot, UInt64) -> Void) -> UInt64 {
-        let (id, snapshot, generation, first) = state.withLock { state in
+        let (id, snapshot, generation, start) = state.withLock { state in
             state.nextID += 1
+            let start = !state.wantsWatch
             state.subscribers[state.nextID] = Subscriber(deliver: deliver)
-            return (state.nextID, state.snapshot, state.generation, state.subscribers.count == 1)
+            return (state.nextID, state.snapshot, state.generation, start)
         }
         deliver(snapshot, generation)
-        if first { startWatching() }
+        if start { startWatching(catchingUp: true) }
         return id
     }
 
     func unsubscribe(_ id: UInt64) {
+        state.withLock { $0.subscribers[id] = nil }
+        stopWatchingIfUnneeded()
+    }
+
+    /// Counts a handle with live reads; the first starts the watcher. The
+    /// caller loads right after, so there is nothing to catch up.
+    fileprivate func addLiveReader() {
+        let start = state.withLock { state in
+            defer { state.liveReaders += 1 }
+            return !state.wantsWatch
+        }
+        if start { startWatching(catchingUp: false) }
+    }
+
+    fileprivate func removeLiveReader() {
+        state.withLock { $0.liveReaders -= 1 }
+        stopWatchingIfUnneeded()
+    }
+
+    private func stopWatchingIfUnneeded() {
         let watch = state.withLock { state -> (any StorageWatch)? in
-            state.subscribers[id] = nil
-            guard state.subscribers.isEmpty else { return nil }
+            guard !state.wantsWatch else { return nil }
             defer { state.watch = nil }
             return state.watch
         }
         watch?.cancel()
     }
 
-    private func startWatching() {
+    private func startWatching(catchingUp: Bool) {
         let watch = try? storage.watchEvents { [weak self] event in
             guard let self else { return }
             switch event {
@@ -601,14 +643,14 @@ final class StoreCore: Sendable {
             }
         }
         let stale = state.withLock { state -> (any StorageWatch)? in
-            // Subscribers may all have gone while the watch was starting.
-            if state.subscribers.isEmpty || state.watch != nil { return watch }
+            // Everyone may have gone while the watch was starting.
+            if !state.wantsWatch || state.watch != nil { return watch }
             state.watch = watch
             return nil
         }
         stale?.cancel()
         // Catch a write that happened before the watch began.
-        queue.async { self.reloadFromWatcher() }
+        if catchingUp { queue.async { self.reloadFromWatcher() } }
     }
 
     /// Lists an interrupted watch among the problems; the state stays as last known.
@@ -622,4 +664,17 @@ final class StoreCore: Sendable {
 
     var subscriberCount: Int { state.withLock { $0.subscribers.count } }
     var isWatching: Bool { state.withLock { $0.watch != nil } }
+}
+
+/// A handle's claim on live reads (S16): while one exists, the core watches
+/// its storage. Released with the handle that holds it.
+final class LiveReader: Sendable {
+    private let core: StoreCore
+
+    fileprivate init(_ core: StoreCore) {
+        self.core = core
+        core.addLiveReader()
+    }
+
+    deinit { core.removeLiveReader() }
 }

@@ -1,0 +1,305 @@
+import Foundation
+import Testing
+
+@testable import Preferences
+
+/// Live reads (SPEC S16): an open store keeps itself current, with one
+/// directory watch per process however many stores are open, on a bounded
+/// set of threads.
+@Suite struct LiveReadsTests {
+    private struct Counted: PreferencesRecord {
+        var counter = 0
+    }
+
+    @Test func readsSeeAnotherProcessesWriteWithoutReload() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        let record = try await RecordStore<Counted>(fileURL: url)
+        #expect(store[.counter] == 0)
+
+        let result = try run("prefs", ["--file", url.path, "set", "counter", "5"])
+        #expect(result.status == 0, "prefs set: \(result.standardError)")
+        let seen = await eventually { store[.counter] == 5 }
+        #expect(seen, "store[.counter] is still \(store[.counter]) 10 s after `prefs set` returned")
+        #expect(store.snapshot.value(forKey: "counter") == .int(5))
+        #expect(record.value.counter == 5)
+
+        // A feed opened now starts from the live state.
+        var feed = store.changes(.counter).makeAsyncIterator()
+        #expect(await feed.next() == 5)
+    }
+
+    /// With live reads off, reads stay as they were until `reload()`. The
+    /// proof that the write would have been noticed: a live store on another
+    /// file of the same directory sees a write made after it.
+    @Test func withLiveReadsOffReadsChangeOnlyOnReload() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url, liveReads: false)
+        #expect(!store.core.isWatching)
+        let neighbour = try await PreferencesStore(fileURL: directory.file("other.json"))
+
+        var result = try run("prefs", ["--file", url.path, "set", "counter", "5"])
+        #expect(result.status == 0, "prefs set: \(result.standardError)")
+        result = try run("prefs", ["--file", neighbour.location, "set", "counter", "6"])
+        #expect(result.status == 0, "prefs set: \(result.standardError)")
+        let seen = await eventually { neighbour[.counter] == 6 }
+        #expect(seen, "the live neighbour never saw its write")
+        #expect(store[.counter] == 0)
+
+        try await store.reload()
+        #expect(store[.counter] == 5)
+    }
+
+    @Test func aStoreInAMissingDirectorySeesTheDirectoryAndFileAppear() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.url.appendingPathComponent("later/prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        let result = try run("prefs", ["--file", url.path, "set", "counter", "9"])
+        #expect(result.status == 0, "prefs set: \(result.standardError)")
+        let seen = await eventually { store[.counter] == 9 }
+        #expect(seen, "store[.counter] is still \(store[.counter]) after the directory appeared")
+        // Polling gave way to the directory watch once the directory existed.
+        let watcher = try #require(store.core.state.withLock { $0.watch } as? FileWatcher)
+        let native = await eventually { !watcher.usesPolling }
+        #expect(native, "the store still polls although its directory exists")
+    }
+
+    /// A watched directory that is removed puts the store on polling, which
+    /// notices the directory and file coming back and hands over to the
+    /// directory watch again.
+    @Test func aRemovedDirectoryIsPolledUntilItComesBackThenWatchedAgain() async throws {
+        let directory = try TemporaryDirectory()
+        let folder = directory.url.appendingPathComponent("conf")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let url = folder.appendingPathComponent("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        let watcher = try #require(store.core.state.withLock { $0.watch } as? FileWatcher)
+        #expect(!watcher.usesPolling)
+
+        try FileManager.default.removeItem(at: folder)
+        let polling = await eventually { watcher.usesPolling }
+        #expect(polling, "the store kept its watch on a removed directory")
+
+        // `prefs set` creates the directory again.
+        var result = try run("prefs", ["--file", url.path, "set", "counter", "3"])
+        #expect(result.status == 0, "prefs set: \(result.standardError)")
+        let seen = await eventually { store[.counter] == 3 }
+        #expect(seen, "store[.counter] is \(store[.counter]) after the directory came back")
+        let native = await eventually { !watcher.usesPolling }
+        #expect(native, "the store still polls although its directory is back")
+        if Self.hasProc { #expect(DirectoryWatches.count(of: folder.path) == 1) }
+
+        result = try run("prefs", ["--file", url.path, "set", "counter", "4"])
+        #expect(result.status == 0, "prefs set: \(result.standardError)")
+        let again = await eventually { store[.counter] == 4 }
+        #expect(
+            again, "store[.counter] is \(store[.counter]) after a write to the watched directory")
+    }
+
+    static let hasProc = FileManager.default.fileExists(atPath: "/proc/self/fdinfo")
+
+    @Test(.enabled(if: hasProc, "counts the process's inotify watches in /proc/self/fdinfo"))
+    func droppingEveryHandleReleasesTheCoreAndItsWatch() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        weak var core: StoreCore?
+        do {
+            let first = try await PreferencesStore(fileURL: url)
+            let second = try await PreferencesStore(fileURL: url)
+            #expect(first.core === second.core)
+            core = first.core
+            #expect(first.core.isWatching)
+            #expect(DirectoryWatches.count(of: directory.path) == 1)
+            try await first.set(.counter, 1)
+            #expect(second[.counter] == 1)
+        }
+        // A watcher callback may hold the core for a moment.
+        let released = await eventually { core == nil }
+        #expect(released, "the store's state outlived every handle on it")
+        // The kernel's watch lingers a moment for a store reopened there.
+        let unwatched = await eventually { DirectoryWatches.count(of: directory.path) == 0 }
+        #expect(unwatched, "the directory is still watched after every store on it is gone")
+    }
+}
+
+/// Real processes: a service that only reads, and many stores in one process.
+@Suite(.serialized) struct LiveReadsProcessTests {
+    static let rounds = 100
+
+    /// A service reading `store[.counter]` on a loop (no feed, no reload)
+    /// sees each `prefs set` of another process. The delay from `prefs set`
+    /// returning to the reader seeing the value is printed (SPEC S16, P5).
+    @Test func aServiceThatOnlyReadsSeesEachPrefsSet() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let reader = try RunningProcess("prefs-harness", ["read-loop", url.path, "counter"])
+        let watchdog = Watchdog(reader, seconds: 120)
+        defer {
+            watchdog.cancel()
+            reader.kill()
+        }
+        let outcome = Locked<(delays: [UInt64], fromLaunch: [UInt64], failure: String?)>(
+            ([], [], nil))
+        await onThreads(1) { _ in
+            guard (try? reader.readLine()) == "ready 0" else {
+                outcome.withLock { $0.failure = "the reader did not start" }
+                return
+            }
+            for round in 1...Self.rounds {
+                let launched = DispatchTime.now().uptimeNanoseconds
+                let result = try? run("prefs", ["--file", url.path, "set", "counter", "\(round)"])
+                let returned = DispatchTime.now().uptimeNanoseconds
+                guard result?.status == 0 else {
+                    outcome.withLock {
+                        $0.failure = "prefs set failed: \(String(describing: result))"
+                    }
+                    return
+                }
+                guard let line = (try? reader.readLine()) else {
+                    outcome.withLock {
+                        $0.failure = "round \(round): the reader never saw the value"
+                    }
+                    return
+                }
+                let words = line.split(separator: " ")
+                guard words.count == 3, words[0] == "seen", words[1] == "\(round)",
+                    let seen = UInt64(words[2])
+                else {
+                    outcome.withLock { $0.failure = "round \(round): unexpected line '\(line)'" }
+                    return
+                }
+                outcome.withLock {
+                    $0.delays.append(seen > returned ? seen - returned : 0)
+                    $0.fromLaunch.append(seen - launched)
+                }
+            }
+        }
+        let (delays, fromLaunch, failure) = outcome.withLock {
+            ($0.delays, $0.fromLaunch, $0.failure)
+        }
+        #expect(failure == nil, "\(failure ?? "")")
+        #expect(delays.count == Self.rounds)
+        guard !delays.isEmpty else { return }
+        func summary(_ samples: [UInt64]) -> String {
+            let sorted = samples.sorted()
+            func ms(_ nanoseconds: UInt64) -> String {
+                String(format: "%.2f ms", Double(nanoseconds) / 1e6)
+            }
+            return "p50 \(ms(sorted[sorted.count / 2])), max \(ms(sorted[sorted.count - 1]))"
+        }
+        print(
+            "live read of another process's `prefs set` (\(delays.count) rounds): "
+                + "after it returned \(summary(delays)) (0 when seen before it exited); "
+                + "from its launch \(summary(fromLaunch))")
+    }
+
+    /// 500 stores in 50 directories, read without feeds (live reads) and with
+    /// a feed each: one inotify instance, few threads, and every store live.
+    @Test(
+        .enabled(if: LiveReadsTests.hasProc, "counts inotify instances and threads in /proc/self"),
+        arguments: [false, true])
+    func fiveHundredStoresInFiftyDirectoriesStayOnOneInotifyInstance(feeds: Bool) async throws {
+        let directory = try TemporaryDirectory()
+        let child = try RunningProcess(
+            "prefs-harness",
+            ["many-stores", directory.path, "500", "50"] + (feeds ? ["feeds"] : []))
+        let watchdog = Watchdog(child, seconds: 120)
+        defer {
+            watchdog.cancel()
+            child.kill()
+        }
+        let root = directory.url
+        let lines = Locked<[String]>([])
+        await onThreads(1) { _ in
+            guard let census = (try? child.readLine()) else { return }
+            lines.withLock { $0.append(census) }
+            // The first store (dir-0) and the last (dir-49).
+            for (index, value) in [(0, 11), (499, 12)] {
+                let file = root.appendingPathComponent(
+                    "dir-\(index % 50)/store-\(index).json")
+                _ = try? run("prefs", ["--file", file.path, "set", "counter", "\(value)"])
+                guard let line = (try? child.readLine()) else { return }
+                lines.withLock { $0.append(line) }
+            }
+        }
+        let seen = lines.withLock { $0 }
+        let census = try #require(seen.first, "the harness printed nothing")
+        let words = census.split(separator: " ")
+        let instances = Int(words[1]) ?? -1
+        let threads = Int(words[3]) ?? -1
+        print("500 stores in 50 directories\(feeds ? " with feeds" : ""): \(census)")
+        #expect(instances == 1, "\(census)")
+        #expect(threads < 24, "\(census)")
+        #expect(Array(seen.dropFirst()) == ["seen 0 11", "seen 499 12"])
+    }
+
+    /// Opening, watching and dropping 1,500 stores one after another leaves
+    /// only a few threads.
+    @Test(
+        .enabled(if: LiveReadsTests.hasProc, "counts inotify instances and threads in /proc/self"))
+    func fifteenHundredStoresOpenedAndDroppedLeaveFewThreads() async throws {
+        let directory = try TemporaryDirectory()
+        let child = try RunningProcess("prefs-harness", ["churn", directory.path, "1500"])
+        let watchdog = Watchdog(child, seconds: 120)
+        defer { watchdog.cancel() }
+        let census = Locked<String?>(nil)
+        await onThreads(1) { _ in
+            let line = (try? child.readLine())
+            census.withLock { $0 = line }
+            _ = try? child.wait()
+        }
+        let line = try #require(census.withLock { $0 }, "the harness printed nothing")
+        print("1,500 stores opened, watched and dropped: \(line)")
+        let words = line.split(separator: " ")
+        #expect(Int(words[1]) ?? -1 <= 1, "\(line)")
+        #expect(Int(words[3]) ?? .max < 24, "\(line)")
+    }
+}
+
+/// Kills a child that has not finished by a deadline, so a test waiting on
+/// its output fails instead of hanging.
+final class Watchdog: Sendable {
+    private let cancelled = Locked(false)
+
+    init(_ child: RunningProcess, seconds: Int) {
+        let cancelled = cancelled
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds)) {
+            if !cancelled.withLock({ $0 }) { child.kill() }
+        }
+    }
+
+    func cancel() { cancelled.withLock { $0 = true } }
+}
+
+/// Checks `condition` every millisecond until it holds or `seconds` pass;
+/// for synchronous reads, which have no event to await.
+func eventually(seconds: Int = 10, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return condition()
+}
+
+/// The inotify watches this process holds, from /proc/self/fdinfo.
+enum DirectoryWatches {
+    /// How many watches are on the directory at `path` (by inode).
+    static func count(of path: String) -> Int {
+        guard let stamp = try? Platform.fileStamp(path) else { return 0 }
+        let inode = "ino:" + String(stamp.inode, radix: 16) + " "
+        var total = 0
+        for (descriptor, target) in openDescriptors() where target == "anon_inode:inotify" {
+            let info =
+                (try? String(contentsOfFile: "/proc/self/fdinfo/\(descriptor)", encoding: .utf8))
+                ?? ""
+            total +=
+                info.split(separator: "\n").filter {
+                    $0.hasPrefix("inotify wd:") && $0.contains(inode)
+                }.count
+        }
+        return total
+    }
+}
