@@ -17,21 +17,21 @@ extension PreferencesStore {
     public convenience init(
         etcd configuration: EtcdConfiguration, key: String,
         migrations: [any PreferencesMigration] = [], corruption: CorruptionPolicy = .fail,
-        limits: PreferencesLimits = PreferencesLimits()
+        limits: PreferencesLimits = PreferencesLimits(), liveReads: Bool = true
     ) async throws {
         try await self.init(
             storage: EtcdStorage(configuration: configuration, key: key), migrations: migrations,
-            corruption: corruption, limits: limits)
+            corruption: corruption, limits: limits, liveReads: liveReads)
     }
 
     /// Opens the named suite's store in etcd, under the key `/prefs/NAME`.
     public convenience init(
         etcd configuration: EtcdConfiguration, suite: String,
         migrations: [any PreferencesMigration] = [], corruption: CorruptionPolicy = .fail,
-        limits: PreferencesLimits = PreferencesLimits()
+        limits: PreferencesLimits = PreferencesLimits(), liveReads: Bool = true
     ) async throws {
         try await self.init(
             etcd: configuration, key: EtcdStorage.key(forSuite: suite), migrations: migrations,
-            corruption: corruption, limits: limits)
+            corruption: corruption, limits: limits, liveReads: liveReads)
     }
 }
