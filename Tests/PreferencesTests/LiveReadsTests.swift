@@ -135,7 +135,9 @@ import Testing
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
         let reader = try RunningProcess("prefs-harness", ["read-loop", url.path, "counter"])
-        let watchdog = Watchdog(reader, seconds: 120)
+        // Generous: under ThreadSanitizer on a busy machine one `prefs set`
+        // launch can take seconds, and each line still has its own deadline.
+        let watchdog = Watchdog(reader, seconds: 900)
         defer {
             watchdog.cancel()
             reader.kill()

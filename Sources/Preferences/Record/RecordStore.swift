@@ -38,7 +38,7 @@ public final class RecordStore<Record: PreferencesRecord>: Sendable {
     /// The store that holds the record's fields.
     public let store: PreferencesStore
     let coding: RecordCoding<Record>
-    private let cache = Mutex<(generation: UInt64, record: Record)?>(nil)
+    private let cache = Locked<(generation: UInt64, record: Record)?>(nil)
 
     init(store: PreferencesStore) {
         self.store = store

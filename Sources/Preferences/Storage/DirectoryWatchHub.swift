@@ -38,7 +38,7 @@
             var watches: [ObjectIdentifier: [Int32: Set<String>]] = [:]
         }
 
-        private let state = Mutex(State())
+        private let state = Locked(State())
 
         /// Holds the read source for the life of the process.
         private final class SourceHolder: @unchecked Sendable {

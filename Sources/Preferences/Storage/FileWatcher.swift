@@ -50,7 +50,7 @@ final class FileWatcher: StorageWatch {
     private let mechanism: Mechanism
     private let onChange: @Sendable () -> Void
     private var queue: DispatchQueue { Self.queue }
-    private let running = Mutex(Running())
+    private let running = Locked(Running())
     /// Sources not yet through their cancel handlers (which close descriptors).
     private let open = DispatchGroup()
 
@@ -297,7 +297,7 @@ final class FileWatcher: StorageWatch {
         }
     #elseif canImport(Darwin)
         /// The watched directories with the inode each had when opened.
-        private let directoryInodes = Mutex<[String: UInt64]>([:])
+        private let directoryInodes = Locked<[String: UInt64]>([:])
 
         private func startNative() -> Bool {
             let target = Platform.resolveSymlinks(path)
@@ -330,7 +330,7 @@ final class FileWatcher: StorageWatch {
         }
 
         /// The vnode source on the file itself, with the inode it watches.
-        private let fileSource = Mutex<(inode: UInt64, source: OwnedSource)?>(nil)
+        private let fileSource = Locked<(inode: UInt64, source: OwnedSource)?>(nil)
 
         /// Watches the current file (for in-place writes) if its inode changed.
         private func watchFile() {

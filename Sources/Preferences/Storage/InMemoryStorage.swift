@@ -23,7 +23,7 @@ public final class InMemoryStorage: PreferencesStorage {
         var setAside: [String: [UInt8]] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let name: String
     private let instance = UUID()
 

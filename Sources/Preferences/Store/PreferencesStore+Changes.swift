@@ -22,7 +22,7 @@ extension PreferencesStore {
     public func changes<Value>(_ key: PreferenceKey<Value>) -> AsyncStream<Value> {
         let (stream, continuation) = AsyncStream<Value>.makeStream(
             bufferingPolicy: .bufferingNewest(1))
-        let last = Mutex<(generation: UInt64, value: DecodedValue<Value>)?>(nil)
+        let last = Locked<(generation: UInt64, value: DecodedValue<Value>)?>(nil)
         let core = self.core
         let name = key.name
         let id = core.subscribe { snapshot, generation in
@@ -77,7 +77,7 @@ extension PreferencesStore {
     ) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream<Element>.makeStream(
             bufferingPolicy: .bufferingNewest(1))
-        let last = Mutex<(generation: UInt64, identity: Identity?)?>(nil)
+        let last = Locked<(generation: UInt64, identity: Identity?)?>(nil)
         let core = self.core
         let id = core.subscribe { snapshot, generation in
             let current = identity?(snapshot)
@@ -114,7 +114,7 @@ extension PreferencesStore {
         let (stream, continuation) = AsyncStream<[PreferencesProblem]>.makeStream(
             bufferingPolicy: .bufferingNewest(1))
         let core = self.core
-        let last = Mutex<(problems: [PreferencesProblem], sequence: UInt64)?>(nil)
+        let last = Locked<(problems: [PreferencesProblem], sequence: UInt64)?>(nil)
         let watcher = core.watchProblems { problems, sequence in
             // Yield under the lock so deliveries from two threads stay in order.
             last.withLock { last in

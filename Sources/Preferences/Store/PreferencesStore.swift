@@ -239,7 +239,7 @@ public final class PreferencesStore: Sendable {
 
 /// Carries an edit's result out of the store's queue.
 final class ResultBox<Value: Sendable>: Sendable {
-    private let storage = Mutex<Value?>(nil)
+    private let storage = Locked<Value?>(nil)
     var value: Value? {
         get { storage.withLock { $0 } }
         set { storage.withLock { $0 = newValue } }
