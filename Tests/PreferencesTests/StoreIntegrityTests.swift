@@ -8,7 +8,7 @@ import Testing
 /// Waits until `condition` holds, polling (for states no event announces,
 /// such as "this edit is queued"); fails naming `what` after `timeout`.
 private func waitUntil(
-    _ what: String, timeout: Duration = .seconds(20), _ condition: () -> Bool
+    _ what: String, timeout: Duration = .seconds(120), _ condition: () -> Bool
 ) async throws {
     let clock = ContinuousClock()
     let deadline = clock.now + timeout

@@ -96,10 +96,14 @@ struct EtcdClusterTests {
         let children = try startIncrementers(cluster, key)
         let total = Self.processes * Self.increments
 
-        #expect(await feed.next(where: { $0 >= total / 4 }) != nil, "the run got going")
+        #expect(
+            await feed.next(where: { $0 >= total / 4 }, timeout: .seconds(120)) != nil,
+            "the run got going")
         let leader = try await offPool { try cluster.leaderIndex() }
         try await offPool { cluster.kill(leader) }
-        #expect(await feed.next(where: { $0 >= total / 2 }) != nil, "the run went on without it")
+        #expect(
+            await feed.next(where: { $0 >= total / 2 }, timeout: .seconds(120)) != nil,
+            "the run went on without it")
         try await offPool { try cluster.restart(leader) }
 
         let said = try await finish(children, within: 120)
