@@ -204,8 +204,16 @@ import Testing
         #expect(third[.counter] == 0)
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         #expect(names.contains { $0.hasPrefix("prefs.json.corrupt-") })
+        let moved = try #require(names.first { $0.hasPrefix("prefs.json.corrupt-") })
+        #expect(third.problems.contains { $0.message.hasSuffix(moved) })
         try await first.set(.counter, 2)
         #expect(third[.counter] == 2)
+        // Reading a valid file again, written by another program, does not
+        // hide where the bad one went.
+        try write(#"{ "format" : 1, "values" : { "counter" : 3 } }"#, to: url)
+        try await third.reload()
+        #expect(third[.counter] == 3)
+        #expect(third.problems.contains { $0.message.hasSuffix(moved) }, "\(third.problems)")
     }
 
     @Test func datesOutsideTheYears0To9999AreRefusedNotCrashed() async throws {

@@ -175,7 +175,9 @@ public final class PreferencesStore: Sendable {
 
     /// Things wrong that did not stop the store: stored values of the wrong
     /// type that reads have met, a corrupt file written by another program,
-    /// a migration clean-up that failed.
+    /// a migration clean-up that failed. A corrupt file that the corruption
+    /// policy moved aside stays listed, with where it went, for as long as
+    /// the store is open, even once a valid file is read again.
     public var problems: [PreferencesProblem] { core.problems }
 
     /// Registers defaults for keys that have no typed declaration (read with

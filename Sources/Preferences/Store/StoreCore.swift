@@ -45,6 +45,10 @@ final class StoreCore: Sendable {
         var liveReaders = 0
         var mismatches: [String: PreferencesProblem] = [:]
         var fileProblems: [PreferencesProblem] = []
+        /// Where the corruption policy moved a bad document. Listed for as
+        /// long as the store stays open, whatever is read later: the moved
+        /// bytes wait for someone to look at them.
+        var recoveryProblems: [PreferencesProblem] = []
         /// Set while the backend reports its watch interrupted.
         var watchProblem: PreferencesProblem?
         var migrationProblems: [PreferencesProblem] = []
@@ -56,7 +60,8 @@ final class StoreCore: Sendable {
         var notifiedProblems: [PreferencesProblem]?
 
         var problems: [PreferencesProblem] {
-            fileProblems + (watchProblem.map { [$0] } ?? []) + migrationProblems + manifestProblems
+            recoveryProblems + fileProblems + (watchProblem.map { [$0] } ?? []) + migrationProblems
+                + manifestProblems
                 + mismatches.keys.sorted().compactMap { mismatches[$0] }
         }
 
@@ -184,10 +189,9 @@ final class StoreCore: Sendable {
             return nil
         }
         state.withLock {
-            $0.fileProblems = [
+            $0.recoveryProblems.append(
                 PreferencesProblem(
-                    key: nil, message: "\(error.description); the file was moved to \(place)")
-            ]
+                    key: nil, message: "\(error.description); the file was moved to \(place)"))
         }
         guard let bytes = replacementBytes else { return (document, .absent) }
         // Someone wrote after the bad bytes were moved aside: theirs stands.
