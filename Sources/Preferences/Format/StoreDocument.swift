@@ -27,13 +27,13 @@ struct StoreDocument: Sendable, Equatable {
     var values: [String: PreferenceValue]
     var version: Int
     /// When and by whom each stored key was last changed; only stored keys have one.
-    var modifications: [String: ChangeRecord]
+    var modifications: ChangeLog
     /// Top-level members this version does not know, kept for writing back.
     var otherMembers: [String: PreferenceValue]
 
     init(
         values: [String: PreferenceValue] = [:], version: Int = 0,
-        modifications: [String: ChangeRecord] = [:],
+        modifications: ChangeLog = ChangeLog(),
         otherMembers: [String: PreferenceValue] = [:]
     ) {
         self.values = values
@@ -49,16 +49,9 @@ struct StoreDocument: Sendable, Equatable {
         editing base: PreferencesSnapshot, values: [String: PreferenceValue], version: Int,
         stamp: PreferenceModification
     ) {
-        let stamp = ChangeRecord(stamp)
-        var modifications: [String: ChangeRecord] = [:]
-        modifications.reserveCapacity(values.count)
-        for (key, value) in values {
-            if base.values[key] != value {
-                modifications[key] = stamp
-            } else if let earlier = base.modifications[key] {
-                modifications[key] = earlier
-            }
-        }
+        let modifications = ChangeLog(
+            editing: base.modifications, baseValues: base.values, values: values,
+            stamp: ChangeRecord(stamp))
         self.init(
             values: values, version: version, modifications: modifications,
             otherMembers: base.otherMembers)
@@ -118,10 +111,10 @@ struct StoreDocument: Sendable, Equatable {
                     file: file, reason: "stored key \(key.debugDescription.prefix(80)): \(problem)")
             }
         }
-        var modifications: [String: ChangeRecord] = [:]
+        var modifications = ChangeLog()
         if case .object(let records)? = fields["modified"] {
-            for (key, record) in records where values[key] != nil {
-                modifications[key] = ChangeRecord(storedValue: record)
+            modifications = ChangeLog(storedKeys: values.keys) { key in
+                records[key].flatMap(ChangeRecord.init(storedValue:))
             }
         }
         return StoreDocument(
@@ -143,8 +136,16 @@ struct StoreDocument: Sendable, Equatable {
         members["values"] = .object(values)
         members["version"] = .int(Int64(version))
         var records: [String: PreferenceValue] = [:]
-        for (key, record) in modifications where values[key] != nil {
-            records[key] = record.storedValue
+        var storedForms: [ChangeRecord: PreferenceValue] = [:]
+        for key in values.keys {
+            guard let record = modifications.record(forKey: key, isStored: true) else { continue }
+            if let form = storedForms[record] {
+                records[key] = form
+            } else {
+                let form = record.storedValue
+                storedForms[record] = form
+                records[key] = form
+            }
         }
         members["modified"] = records.isEmpty ? nil : .object(records)
         let root: PreferenceValue = .object(members)
@@ -158,5 +159,11 @@ struct StoreDocument: Sendable, Equatable {
             )
         }
         return bytes
+    }
+
+    static func == (lhs: StoreDocument, rhs: StoreDocument) -> Bool {
+        lhs.values == rhs.values && lhs.version == rhs.version
+            && lhs.otherMembers == rhs.otherMembers
+            && lhs.modifications.matches(rhs.modifications, storedKeys: lhs.values.keys)
     }
 }
