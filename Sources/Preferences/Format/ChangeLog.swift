@@ -35,12 +35,21 @@ struct ChangeLog: Sendable {
 
     /// The record of `key`; `isStored` says whether the key is stored now.
     func record(forKey key: String, isStored: Bool) -> ChangeRecord? {
-        if let index = others[key] {
-            return index == Self.none ? nil : records[Int(index)]
+        recordNumber(forKey: key, isStored: isStored).map { records[$0] }
+    }
+
+    /// The number of the record of `key` among ``distinctRecords``, so a
+    /// writer can format each distinct record once.
+    func recordNumber(forKey key: String, isStored: Bool) -> Int? {
+        if !others.isEmpty, let index = others[key] {
+            return index == Self.none ? nil : Int(index)
         }
         guard isStored, let shared else { return nil }
-        return records[Int(shared)]
+        return Int(shared)
     }
+
+    /// The distinct records, numbered as ``recordNumber(forKey:isStored:)`` numbers them.
+    var distinctRecords: [ChangeRecord] { records }
 
     /// Every record a stored key has, by key.
     func recordsByKey<Keys: Sequence<String>>(storedKeys: Keys) -> [String: ChangeRecord] {

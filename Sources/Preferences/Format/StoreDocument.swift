@@ -131,25 +131,61 @@ struct StoreDocument: Sendable, Equatable {
                     "the value of '\(key)' is nested \(value.depth) levels deep, over the limit of \(limits.maxDepth)"
             )
         }
+        // Written here rather than through one `PreferenceValue` tree, with
+        // the same bytes as `JSONText` writes for it: the keys are sorted
+        // once for `values` and `modified`, and each distinct change record
+        // is formatted once, however many keys share it.
+        let ordered = JSONText.sortedByKey(values)
+        var recordNumbers: [Int?] = []
+        recordNumbers.reserveCapacity(ordered.count)
+        var anyRecord = false
+        for (key, _) in ordered {
+            let number = modifications.recordNumber(forKey: key, isStored: true)
+            anyRecord = anyRecord || number != nil
+            recordNumbers.append(number)
+        }
         var members = otherMembers
         members["format"] = .int(Self.currentFormat)
-        members["values"] = .object(values)
+        members["values"] = .null  // written below
+        members["modified"] = anyRecord ? .null : nil  // written below
         members["version"] = .int(Int64(version))
-        var records: [String: PreferenceValue] = [:]
-        var storedForms: [ChangeRecord: PreferenceValue] = [:]
-        for key in values.keys {
-            guard let record = modifications.record(forKey: key, isStored: true) else { continue }
-            if let form = storedForms[record] {
-                records[key] = form
-            } else {
-                let form = record.storedValue
-                storedForms[record] = form
-                records[key] = form
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64 + ordered.count * (anyRecord ? 128 : 32))
+        bytes.append(UInt8(ascii: "{"))
+        for (position, (name, member)) in JSONText.sortedByKey(members).enumerated() {
+            if position > 0 { bytes.append(UInt8(ascii: ",")) }
+            JSONText.newline(into: &bytes, indent: 1)
+            JSONText.writeString(name, into: &bytes)
+            bytes.append(contentsOf: " : ".utf8)
+            switch name {
+            case "values":
+                Self.writeMembers(ordered.lazy.map { ($0.key, $0.value) }, into: &bytes) {
+                    JSONText.write($0, into: &$1, pretty: true, indent: 2)
+                }
+            case "modified":
+                var formatted = [[UInt8]?](
+                    repeating: nil, count: modifications.distinctRecords.count)
+                let withRecords = zip(ordered, recordNumbers).lazy.compactMap {
+                    entry, number in number.map { (entry.key, $0) }
+                }
+                Self.writeMembers(withRecords, into: &bytes) { number, out in
+                    if let text = formatted[number] {
+                        out.append(contentsOf: text)
+                    } else {
+                        var text: [UInt8] = []
+                        JSONText.write(
+                            modifications.distinctRecords[number].storedValue, into: &text,
+                            pretty: true, indent: 2)
+                        out.append(contentsOf: text)
+                        formatted[number] = text
+                    }
+                }
+            default:
+                JSONText.write(member, into: &bytes, pretty: true, indent: 1)
             }
         }
-        members["modified"] = records.isEmpty ? nil : .object(records)
-        let root: PreferenceValue = .object(members)
-        var bytes = JSONText.encodeBytes(root, pretty: true)
+        JSONText.newline(into: &bytes, indent: 0)
+        bytes.append(UInt8(ascii: "}"))
         bytes.append(0x0A)
         if bytes.count > limits.maxFileSize {
             throw PreferencesError.limitExceeded(
@@ -159,6 +195,29 @@ struct StoreDocument: Sendable, Equatable {
             )
         }
         return bytes
+    }
+
+    /// A member object of the top level, pretty-printed as `JSONText`
+    /// prints it, from members already in order.
+    private static func writeMembers<Members: Sequence<(String, Member)>, Member>(
+        _ members: Members, into out: inout [UInt8],
+        value writeValue: (Member, inout [UInt8]) -> Void
+    ) {
+        var first = true
+        for (key, member) in members {
+            out.append(UInt8(ascii: first ? "{" : ","))
+            first = false
+            JSONText.newline(into: &out, indent: 2)
+            JSONText.writeString(key, into: &out)
+            out.append(contentsOf: " : ".utf8)
+            writeValue(member, &out)
+        }
+        if first {
+            out.append(contentsOf: "{}".utf8)
+        } else {
+            JSONText.newline(into: &out, indent: 1)
+            out.append(UInt8(ascii: "}"))
+        }
     }
 
     static func == (lhs: StoreDocument, rhs: StoreDocument) -> Bool {
