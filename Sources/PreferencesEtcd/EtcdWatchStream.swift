@@ -25,7 +25,9 @@ import Preferences
 /// - **Health.** While the stream is quiet, every
 ///   ``EtcdConfiguration/watchCheckInterval`` the watch asks its member for
 ///   its status; a member that does not answer, or knows no leader, is
-///   left for the next endpoint, and the watch resumes there.
+///   left for the next endpoint, and the watch resumes there. A new stream
+///   that is not created within ``EtcdClient/attemptTimeout`` is left the
+///   same way.
 /// - **Interruption.** When no endpoint has taken the watch for
 ///   ``EtcdConfiguration/timeout``, it reports `.interrupted` once (naming
 ///   every endpoint), keeps trying with a growing pause (up to 1 s), and
@@ -132,6 +134,12 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
                     self.lost(endpoint, reason)
                 }
             })
+        // A member that takes the connection and never answers (stopped, or
+        // an https stream, which has no connect deadline of its own).
+        queue.asyncAfter(deadline: .now() + client.attemptTimeout) {
+            guard current == self.generation, !self.live else { return }
+            self.lost(endpoint, "the watch was not created in time")
+        }
     }
 
     /// The stream on `endpoint` ended or its member failed a health check:
