@@ -83,17 +83,66 @@ struct ChangeLog: Sendable {
 
     // MARK: Building
 
-    /// The log of a document read from a file: `storedRecord` gives each
-    /// stored key's entry of the `modified` member, if it has one.
+    /// The log of a document read from a file, from the entries of its
+    /// `modified` member: each key with the byte range of its value in
+    /// `bytes`, already checked as JSON. An entry whose bytes equal an
+    /// earlier entry's is that entry's record without being read again;
+    /// the last entry of a repeated key counts, and an entry that is not a
+    /// record gives its key none.
     init<Values: Collection<String>>(
-        storedKeys: Values, storedRecord: (String) -> ChangeRecord?
+        storedKeys: Values, entries: [(key: String, range: Range<Int>)], in bytes: [UInt8],
+        file: String
     ) {
         var interned = Interner()
+        var byKey = [String: Int32](minimumCapacity: entries.count)
+        bytes.withUnsafeBufferPointer { buffer in
+            // The distinct texts read so far, with their record's index.
+            var texts: [(range: Range<Int>, index: Int32)] = []
+            let raw = UnsafeRawBufferPointer(buffer)
+            func same(_ left: Range<Int>, _ right: Range<Int>) -> Bool {
+                guard left.count == right.count else { return false }
+                // Eight bytes at a time, then the rest.
+                var offset = 0
+                while offset + 8 <= left.count {
+                    if raw.loadUnaligned(fromByteOffset: left.lowerBound + offset, as: UInt64.self)
+                        != raw.loadUnaligned(
+                            fromByteOffset: right.lowerBound + offset, as: UInt64.self)
+                    {
+                        return false
+                    }
+                    offset += 8
+                }
+                while offset < left.count {
+                    if raw[left.lowerBound + offset] != raw[right.lowerBound + offset] {
+                        return false
+                    }
+                    offset += 1
+                }
+                return true
+            }
+            for (key, range) in entries {
+                var index: Int32?
+                for text in texts.reversed() where same(text.range, range) {
+                    index = text.index
+                    break
+                }
+                if index == nil {
+                    let value = try? JSONText.parse(
+                        Array(buffer[range]), source: file, maxDepth: .max)
+                    let found = value.flatMap(ChangeRecord.init(storedValue:)).map {
+                        interned.index(of: $0)
+                    }
+                    index = found ?? Self.none
+                    // A few distinct texts are remembered; a store with many
+                    // more still interns their records by value.
+                    if texts.count < 16 { texts.append((range, index!)) }
+                }
+                byKey[key] = index
+            }
+        }
         var indices: [Int32] = []
         indices.reserveCapacity(storedKeys.count)
-        for key in storedKeys {
-            indices.append(storedRecord(key).map { interned.index(of: $0) } ?? Self.none)
-        }
+        for key in storedKeys { indices.append(byKey[key] ?? Self.none) }
         self.init(keys: storedKeys, indices: indices, records: interned.records)
     }
 

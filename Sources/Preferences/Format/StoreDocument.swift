@@ -70,9 +70,13 @@ struct StoreDocument: Sendable, Equatable {
             throw PreferencesError.corrupted(file: file, reason: "the file is empty")
         }
         let root: PreferenceValue
+        // The `modified` member's entries, checked as JSON but not built:
+        // most of them repeat the same record, which is built once below.
+        let recordEntries: [(key: String, range: Range<Int>)]?
         do {
             // The envelope and `values` add two levels above the stored values.
-            root = try JSONText.parse(bytes, source: file, maxDepth: limits.maxDepth + 2)
+            (root, recordEntries) = try JSONText.parse(
+                bytes, source: file, maxDepth: limits.maxDepth + 2, deferring: "modified")
         } catch PreferencesError.corrupted(_, let reason) {
             throw PreferencesError.corrupted(file: file, reason: "not valid JSON: \(reason)")
         }
@@ -112,10 +116,9 @@ struct StoreDocument: Sendable, Equatable {
             }
         }
         var modifications = ChangeLog()
-        if case .object(let records)? = fields["modified"] {
-            modifications = ChangeLog(storedKeys: values.keys) { key in
-                records[key].flatMap(ChangeRecord.init(storedValue:))
-            }
+        if let recordEntries {
+            modifications = ChangeLog(
+                storedKeys: values.keys, entries: recordEntries, in: bytes, file: file)
         }
         return StoreDocument(
             values: values, version: version, modifications: modifications,

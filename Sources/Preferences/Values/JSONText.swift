@@ -25,6 +25,28 @@ enum JSONText {
         }
     }
 
+    /// Parses `bytes` as one JSON value, as ``parse(_:source:maxDepth:)``
+    /// does, except that when the top-level object's member `deferred` is
+    /// an object, its members' values are checked (with the same errors at
+    /// the same places) but not built: the result has `null` there, and
+    /// beside it the member's keys with the byte ranges of their values, in
+    /// the order of the text (the last object wins when the member repeats).
+    static func parse(
+        _ bytes: [UInt8], source: String, maxDepth: Int, deferring deferred: String
+    ) throws -> (value: PreferenceValue, deferred: [(key: String, range: Range<Int>)]?) {
+        try bytes.withUnsafeBufferPointer { buffer in
+            var parser = Parser(bytes: buffer, source: source, maxDepth: maxDepth)
+            parser.deferredName = deferred
+            parser.skipWhitespace()
+            let value = try parser.parseValue(depth: 0)
+            parser.skipWhitespace()
+            if parser.index != buffer.count {
+                throw parser.error("unexpected text after the end of the JSON value")
+            }
+            return (value, parser.deferredMembers)
+        }
+    }
+
     /// Writes `value` as JSON; `pretty` gives the file layout of SPEC §5
     /// (without the final newline).
     static func encode(_ value: PreferenceValue, pretty: Bool) -> String {
@@ -273,6 +295,10 @@ enum JSONText {
         var index = 0
         /// Members of the objects being parsed, innermost last.
         var members: [(String, PreferenceValue)] = []
+        /// The top-level member whose object is checked but not built.
+        var deferredName: String?
+        /// That member's keys and value ranges, once it is read.
+        var deferredMembers: [(key: String, range: Range<Int>)]?
 
         init(bytes: UnsafeBufferPointer<UInt8>, source: String, maxDepth: Int) {
             self.bytes = bytes
@@ -361,8 +387,18 @@ enum JSONText {
                 }
                 index += 1
                 skipWhitespace()
-                let value = try parseValue(depth: depth)
-                members.append((key, value))
+                if depth == 1, let deferredName, key == deferredName {
+                    if index < bytes.count, bytes[index] == UInt8(ascii: "{") {
+                        deferredMembers = try skimObject(depth: depth + 1)
+                        members.append((key, .null))
+                    } else {
+                        deferredMembers = nil
+                        members.append((key, try parseValue(depth: depth)))
+                    }
+                } else {
+                    let value = try parseValue(depth: depth)
+                    members.append((key, value))
+                }
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unexpected end of text in object") }
                 if bytes[index] == UInt8(ascii: ",") {
@@ -379,6 +415,120 @@ enum JSONText {
                     throw error("expected ',' or '}' in object, found \(describe(bytes[index]))")
                 }
             }
+        }
+
+        /// The members of the object at `index`: each key, and the range of
+        /// its value, checked by ``skipValue(depth:)``.
+        private mutating func skimObject(depth: Int) throws -> [(key: String, range: Range<Int>)]
+        {
+            if depth > maxDepth { throw error("nested deeper than \(maxDepth) levels") }
+            index += 1
+            var found: [(key: String, range: Range<Int>)] = []
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return found
+            }
+            while true {
+                skipWhitespace()
+                guard index < bytes.count else { throw error("unexpected end of text in object") }
+                guard bytes[index] == UInt8(ascii: "\"") else {
+                    throw error("expected a string key, found \(describe(bytes[index]))")
+                }
+                let key = try parseString()
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                    throw error("expected ':' after key \"\(key)\"")
+                }
+                index += 1
+                skipWhitespace()
+                let start = index
+                try skipValue(depth: depth)
+                found.append((key, start..<index))
+                skipWhitespace()
+                guard index < bytes.count else { throw error("unexpected end of text in object") }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                } else if bytes[index] == UInt8(ascii: "}") {
+                    index += 1
+                    return found
+                } else {
+                    throw error("expected ',' or '}' in object, found \(describe(bytes[index]))")
+                }
+            }
+        }
+
+        /// Moves past one value, throwing the errors ``parseValue(depth:)``
+        /// throws at the same places, without building it.
+        mutating func skipValue(depth: Int) throws {
+            guard index < bytes.count else { throw error("unexpected end of text") }
+            switch bytes[index] {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                let close = bytes[index] == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
+                let isObject = close == UInt8(ascii: "}")
+                if depth + 1 > maxDepth { throw error("nested deeper than \(maxDepth) levels") }
+                index += 1
+                skipWhitespace()
+                if index < bytes.count, bytes[index] == close {
+                    index += 1
+                    return
+                }
+                while true {
+                    skipWhitespace()
+                    if isObject {
+                        guard index < bytes.count else {
+                            throw error("unexpected end of text in object")
+                        }
+                        guard bytes[index] == UInt8(ascii: "\"") else {
+                            throw error("expected a string key, found \(describe(bytes[index]))")
+                        }
+                        let keyStart = index
+                        try skipString()
+                        skipWhitespace()
+                        guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                            let end = index
+                            index = keyStart
+                            let key = try parseString()
+                            index = end
+                            throw error("expected ':' after key \"\(key)\"")
+                        }
+                        index += 1
+                        skipWhitespace()
+                    }
+                    try skipValue(depth: depth + 1)
+                    skipWhitespace()
+                    let kind = isObject ? "object" : "array"
+                    guard index < bytes.count else { throw error("unexpected end of text in \(kind)") }
+                    if bytes[index] == UInt8(ascii: ",") {
+                        index += 1
+                    } else if bytes[index] == close {
+                        index += 1
+                        return
+                    } else {
+                        let expected = isObject ? "'}'" : "']'"
+                        throw error(
+                            "expected ',' or \(expected) in \(kind), found \(describe(bytes[index]))")
+                    }
+                }
+            case UInt8(ascii: "\""): try skipString()
+            default: _ = try parseValue(depth: depth)
+            }
+        }
+
+        /// Moves past a string, with ``parseString()``'s checks: plain
+        /// ASCII is only scanned; anything else is parsed.
+        private mutating func skipString() throws {
+            var scan = index + 1
+            while scan < bytes.count {
+                let byte = bytes[scan]
+                if byte == UInt8(ascii: "\"") {
+                    index = scan + 1
+                    return
+                }
+                if byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { break }
+                scan += 1
+            }
+            _ = try parseString()
         }
 
         private mutating func parseArray(depth: Int) throws -> PreferenceValue {
