@@ -127,6 +127,41 @@ private struct Settings: PreferencesRecord {
         #expect((contents(url) ?? "").contains("alice"))
     }
 
+    /// Entries with the same text share one record as read; a key listed
+    /// twice takes its last entry, even one that is not a record.
+    @Test func aRepeatedEntryTakesTheLastAndEqualTextsGiveEqualRecords() async throws {
+        let record = #"{"at": "2026-01-02T03:04:05Z", "by": "alice", "program": "ops"}"#
+        try write(
+            """
+            {"format": 1, "values": {"a": 1, "b": 2, "c": 3, "d": 4},
+             "modified": {"a": \(record), "b": \(record), "c": \(record), "d": \(record),
+                          "c": "later", "d": {"at": "2026-05-06T07:08:09Z", "by": "bob", "program": "x"}}}
+            """, to: url)
+        let store = try await PreferencesStore(fileURL: url)
+        #expect(store.snapshot.modification(forKey: "a")?.user == "alice")
+        #expect(
+            store.snapshot.modification(forKey: "b") == store.snapshot.modification(forKey: "a"))
+        #expect(store.snapshot.modification(forKey: "c") == nil)
+        #expect(store.snapshot.modification(forKey: "d")?.user == "bob")
+    }
+
+    /// A syntax error inside the `modified` member is the file's corruption
+    /// at open, named by line and column like any other.
+    @Test func aSyntaxErrorInsideARecordIsCorruption() async throws {
+        try write(
+            """
+            {"format": 1, "values": {"a": 1},
+             "modified": {"a": {"at": "2026-01-02T03:04:05Z", "by": "alice" "program": "ops"}}}
+            """, to: url)
+        await #expect {
+            _ = try await PreferencesStore(fileURL: url)
+        } throws: { error in
+            guard case PreferencesError.corrupted(_, let reason) = error else { return false }
+            return reason
+                == "not valid JSON: line 2, column 65: expected ',' or '}' in object, found '\"'"
+        }
+    }
+
     /// Many keys share one record (an import stamps them all), a few have
     /// their own, some have none: each keeps its own through a read, a write
     /// of one key and a read of the written file.

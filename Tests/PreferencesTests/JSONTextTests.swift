@@ -116,3 +116,96 @@ import Testing
         #expect((try? JSONText.parse(Array(deep.utf8), source: "x", maxDepth: 100)) != nil)
     }
 }
+
+/// Opening a store checks the `modified` member's entries without building
+/// them (``JSONText/parse(_:source:maxDepth:deferring:)``): every text must
+/// be accepted or rejected exactly as the full parse does, with the same
+/// message at the same line and column, and give the same other members.
+@Suite struct DeferredMemberParsingTests {
+    static let document = Array(
+        #"""
+        {"format": 1, "values": {"a": "x", "b": [1, 2.5e3, true]},
+         "modified": {"a": {"at": "2026-01-02T03:04:05Z", "by": "al\u00e9x \"q\"", "program": "p"},
+                      "b": {"at": "é", "by": [[{"n": null, "f": false}], -0.5], "program": 12},
+                      "c": 7, "a": {"at": "t", "by": "b", "program": "p", "sudo_user": "r"}},
+         "zz": {"k": [1]}}
+        """#.utf8)
+
+    /// Both parses of `bytes`: the error text, or the value with
+    /// `modified` left out and the deferred entries' texts.
+    static func outcomes(_ bytes: [UInt8], maxDepth: Int) -> (full: String, deferred: String) {
+        let full: String
+        do {
+            let value = try JSONText.parse(bytes, source: "f", maxDepth: maxDepth)
+            var entries = ""
+            if case .object(var fields) = value {
+                if case .object(let records)? = fields["modified"] {
+                    entries = JSONText.encode(.object(records), pretty: false)
+                    fields["modified"] = .null
+                }
+                full = JSONText.encode(.object(fields), pretty: false) + " " + entries
+            } else {
+                full = JSONText.encode(value, pretty: false) + " "
+            }
+        } catch {
+            full = "\(error)"
+        }
+        let deferred: String
+        do {
+            let (value, found) = try JSONText.parse(
+                bytes, source: "f", maxDepth: maxDepth, deferring: "modified")
+            var entries = ""
+            if let found {
+                var records: [String: PreferenceValue] = [:]
+                for (key, range) in found {
+                    records[key] = try JSONText.parse(Array(bytes[range]), source: "f")
+                }
+                entries = JSONText.encode(.object(records), pretty: false)
+            }
+            deferred = JSONText.encode(value, pretty: false) + " " + entries
+        } catch {
+            deferred = "\(error)"
+        }
+        return (full, deferred)
+    }
+
+    @Test func theWholeDocumentReadsTheSame() throws {
+        let (full, deferred) = Self.outcomes(Self.document, maxDepth: 64)
+        #expect(full == deferred)
+        #expect(deferred.contains(#""a":{"at":"t","by":"b","program":"p","sudo_user":"r"}"#))
+    }
+
+    @Test(arguments: [3, 4, 5, 6])
+    func depthLimitsFailAtTheSamePlace(maxDepth: Int) {
+        let (full, deferred) = Self.outcomes(Self.document, maxDepth: maxDepth)
+        #expect(full == deferred)
+    }
+
+    @Test func everyTruncationFailsTheSame() {
+        for length in 0..<Self.document.count {
+            let (full, deferred) = Self.outcomes(Array(Self.document[..<length]), maxDepth: 64)
+            #expect(full == deferred, "cut at \(length)")
+        }
+    }
+
+    @Test(arguments: ["}", "]", "\"", "\\", ":", ",", "x", "\u{01}", "\u{FF}", "9", "{", " "])
+    func everyReplacedByteReadsOrFailsTheSame(replacement: String) {
+        // A lone 0xFF byte is invalid UTF-8 wherever it lands.
+        let byte: UInt8 = replacement == "\u{FF}" ? 0xFF : Array(replacement.utf8)[0]
+        for position in Self.document.indices {
+            var mutated = Self.document
+            mutated[position] = byte
+            let (full, deferred) = Self.outcomes(mutated, maxDepth: 64)
+            #expect(full == deferred, "\(replacement.debugDescription) at \(position)")
+        }
+    }
+
+    @Test func aLaterModifiedMemberThatIsNoObjectLeavesNoEntries() throws {
+        let text = Array(
+            #"{"modified": {"a": {"at": "t", "by": "b", "program": "p"}}, "modified": 3}"#.utf8)
+        let (value, found) = try JSONText.parse(
+            text, source: "f", maxDepth: 8, deferring: "modified")
+        #expect(found == nil)
+        #expect(value == ["modified": 3])
+    }
+}

@@ -419,8 +419,7 @@ enum JSONText {
 
         /// The members of the object at `index`: each key, and the range of
         /// its value, checked by ``skipValue(depth:)``.
-        private mutating func skimObject(depth: Int) throws -> [(key: String, range: Range<Int>)]
-        {
+        private mutating func skimObject(depth: Int) throws -> [(key: String, range: Range<Int>)] {
             if depth > maxDepth { throw error("nested deeper than \(maxDepth) levels") }
             index += 1
             var found: [(key: String, range: Range<Int>)] = []
@@ -464,7 +463,8 @@ enum JSONText {
             guard index < bytes.count else { throw error("unexpected end of text") }
             switch bytes[index] {
             case UInt8(ascii: "{"), UInt8(ascii: "["):
-                let close = bytes[index] == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
+                let close =
+                    bytes[index] == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
                 let isObject = close == UInt8(ascii: "}")
                 if depth + 1 > maxDepth { throw error("nested deeper than \(maxDepth) levels") }
                 index += 1
@@ -498,7 +498,9 @@ enum JSONText {
                     try skipValue(depth: depth + 1)
                     skipWhitespace()
                     let kind = isObject ? "object" : "array"
-                    guard index < bytes.count else { throw error("unexpected end of text in \(kind)") }
+                    guard index < bytes.count else {
+                        throw error("unexpected end of text in \(kind)")
+                    }
                     if bytes[index] == UInt8(ascii: ",") {
                         index += 1
                     } else if bytes[index] == close {
@@ -507,7 +509,8 @@ enum JSONText {
                     } else {
                         let expected = isObject ? "'}'" : "']'"
                         throw error(
-                            "expected ',' or \(expected) in \(kind), found \(describe(bytes[index]))")
+                            "expected ',' or \(expected) in \(kind), found \(describe(bytes[index]))"
+                        )
                     }
                 }
             case UInt8(ascii: "\""): try skipString()
