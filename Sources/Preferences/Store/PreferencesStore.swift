@@ -257,7 +257,7 @@ enum StoreRegistry {
 
     // A pthread mutex ThreadSanitizer models (see `Locked`): stores opened
     // on many threads at once meet here.
-    private static let cores = Locked<[String: WeakCore]>([:])
+    private static let cores = Locked<(byIdentity: [String: WeakCore], sweepAt: Int)>(([:], 16))
 
     static func core(
         for storage: any PreferencesStorage, limits: PreferencesLimits, corruption: CorruptionPolicy
@@ -265,11 +265,18 @@ enum StoreRegistry {
         guard let identity = storage.identity else {
             return StoreCore(storage: storage, limits: limits, corruption: corruption)
         }
-        return cores.withLock { cores in
-            if let existing = cores[identity]?.core { return existing }
-            cores = cores.filter { $0.value.core != nil }
+        return cores.withLock { state in
+            if let existing = state.byIdentity[identity]?.core { return existing }
+            // Entries of closed stores are dropped when the table has grown
+            // to twice its size after the last sweep, so that a process
+            // opening many stores pays a constant share of the sweeps per
+            // open, not a walk of every entry each time.
+            if state.byIdentity.count >= state.sweepAt {
+                state.byIdentity = state.byIdentity.filter { $0.value.core != nil }
+                state.sweepAt = max(16, 2 * state.byIdentity.count)
+            }
             let core = StoreCore(storage: storage, limits: limits, corruption: corruption)
-            cores[identity] = WeakCore(core)
+            state.byIdentity[identity] = WeakCore(core)
             return core
         }
     }
