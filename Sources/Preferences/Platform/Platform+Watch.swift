@@ -63,7 +63,11 @@ extension Platform {
         static func readDirectoryEvents(watcher: Int32) -> [DirectoryEvent] {
             var events: [DirectoryEvent] = []
             let headerSize = MemoryLayout<inotify_event>.size
-            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+            // Left unfilled: every wake reads into it, and clearing 64 KiB
+            // each time cost more than the rest of the delivery.
+            var buffer = [UInt8](unsafeUninitializedCapacity: 64 * 1024) { _, count in
+                count = 64 * 1024
+            }
             while true {
                 let count = buffer.withUnsafeMutableBytes {
                     read(watcher, $0.baseAddress, $0.count)
