@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+
+@testable import Preferences
+
+/// How the tests wait for a `prefs` child: every wait has a deadline and
+/// fails with the command line and what the child printed, and no wait
+/// holds a thread of Swift's cooperative pool.
+@Suite struct CLIChildWaitTests {
+    @Test func aPrefsChildPastItsDeadlineFailsWithItsCommandLineAndWhatItPrinted() async throws {
+        let workspace = try CLIWorkspace()
+        try await workspace.prefs("set", "a", "1")
+        // `prefs watch` prints the current state at once, then runs until signalled.
+        let error = await #expect(throws: DeadlineExceeded.self) {
+            try await workspace.prefs("watch", timeout: .seconds(10))
+        }
+        let message = error?.description ?? ""
+        #expect(message.contains("prefs --file \(workspace.store.path) watch"), "\(message)")
+        #expect(message.contains(#"{"key":"a","value":1"#), "\(message)")
+    }
+
+    /// More `prefs` children than the pool has threads wait for the store's
+    /// lock; the task that releases it can only run if waiting on them
+    /// leaves the pool free.
+    @Test func awaitingPrefsChildrenLeavesThePoolFreeForOtherTasks() async throws {
+        let workspace = try CLIWorkspace()
+        let holder = try await LockHolder(workspace.store)
+        let count = 2 * ProcessInfo.processInfo.activeProcessorCount + 1
+        let statuses = try await withThrowingTaskGroup(of: Int32?.self) { group in
+            for index in 0..<count {
+                group.addTask { try await workspace.prefs("set", "k\(index)", "\(index)").status }
+            }
+            group.addTask {
+                holder.release()
+                return nil
+            }
+            var statuses: [Int32] = []
+            for try await status in group { if let status { statuses.append(status) } }
+            return statuses
+        }
+        #expect(statuses == Array(repeating: 0, count: count))
+        #expect(try await workspace.storedValues().count == count)
+    }
+}
