@@ -136,13 +136,12 @@ final class RamfsMount {
     init?() {
         guard let directory = try? TemporaryDirectory() else { return nil }
         self.directory = directory
-        guard
-            (try? runTool(
-                "/bin/mount", ["-t", "ramfs", "-o", "mode=0700", "ramfs", directory.path])) == 0
-        else { return nil }
+        guard FileSystemMount.mount("ramfs", at: directory.path, options: "mode=0700") else {
+            return nil
+        }
     }
 
-    deinit { _ = try? runTool("/bin/umount", ["-l", directory.path]) }
+    deinit { FileSystemMount.unmount(directory.path) }
 
     static let isAvailable: Bool = RamfsMount() != nil
 }

@@ -273,22 +273,37 @@ final class FinishingChild: @unchecked Sendable {
     /// Starts `product` (a built product such as `prefs`) with `arguments`;
     /// with `user`, as that uid and gid through `setpriv`. `input` is written
     /// to its standard input, which is then closed.
-    init(
+    convenience init(
         _ product: String, _ arguments: [String], environment: [String: String]?,
         input: String?, user: UInt32?
     ) throws {
-        commandLine =
+        let shown =
             ([product] + arguments).map(Self.quoted).joined(separator: " ")
             + (user.map { " (as uid \($0))" } ?? "")
         if let user {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments =
-                ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", productURL(product).path]
-                + arguments
+            try self.init(
+                executable: URL(fileURLWithPath: "/usr/bin/setpriv"),
+                [
+                    "--reuid=\(user)", "--regid=\(user)", "--clear-groups",
+                    productURL(product).path,
+                ] + arguments, shownAs: shown, environment: environment, input: input)
         } else {
-            process.executableURL = productURL(product)
-            process.arguments = arguments
+            try self.init(
+                executable: productURL(product), arguments, shownAs: shown,
+                environment: environment, input: input)
         }
+    }
+
+    /// Starts the program at `executable` with `arguments`; failures show
+    /// the command as `shownAs` (the program and its arguments by default).
+    init(
+        executable: URL, _ arguments: [String], shownAs: String? = nil,
+        environment: [String: String]? = nil, input: String? = nil
+    ) throws {
+        commandLine =
+            shownAs ?? ([executable.path] + arguments).map(Self.quoted).joined(separator: " ")
+        process.executableURL = executable
+        process.arguments = arguments
         if let environment { process.environment = environment }
         let outputs = (Pipe(), Pipe())
         process.standardOutput = outputs.0
@@ -377,6 +392,24 @@ final class FinishingChild: @unchecked Sendable {
             description: "\(commandLine) did not end within \(timeout) and was killed; \(printed)")
     }
 
+    /// Blocks the calling thread (never one of the cooperative pool's)
+    /// until the child ends, or for at most `timeout`: then it is killed and
+    /// an issue records the command line and what it printed.
+    @available(*, noasync, message: "await finished() instead")
+    func blockingResult(timeout: Duration, sourceLocation: SourceLocation) -> ProcessOutput {
+        let ended = DispatchSemaphore(value: 0)
+        whenFinished { ended.signal() }
+        if ended.wait(timeout: .now() + timeout.seconds) == .timedOut {
+            kill()
+            Issue.record(
+                Comment(rawValue: deadlineExceeded(timeout).description),
+                sourceLocation: sourceLocation)
+            // Killed, it ends at once, unless something it started keeps its output open.
+            _ = ended.wait(timeout: .now() + 10)
+        }
+        return result()
+    }
+
     /// Status and output; the status is -1 while the child runs.
     func result() -> ProcessOutput {
         state.withLock { state in
@@ -428,16 +461,7 @@ func run(
     }
     let child = try FinishingChild(
         product, arguments, environment: environment, input: input, user: nil)
-    let finished = DispatchSemaphore(value: 0)
-    child.whenFinished { finished.signal() }
-    if finished.wait(timeout: .now() + timeout.seconds) == .timedOut {
-        child.kill()
-        let failure = child.deadlineExceeded(timeout)
-        Issue.record(Comment(rawValue: failure.description), sourceLocation: sourceLocation)
-        // Killed: it ends at once, unless something it started keeps its output open.
-        _ = finished.wait(timeout: .now() + 10)
-    }
-    return child.result()
+    return child.blockingResult(timeout: timeout, sourceLocation: sourceLocation)
 }
 
 extension Duration {
@@ -445,4 +469,43 @@ extension Duration {
     var seconds: Double {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
+}
+
+/// Runs a system program (`chmod`, `mv`, `dd` …) to completion and returns
+/// its status, waiting off the cooperative pool. One still running after
+/// `timeout` is killed and the call throws ``DeadlineExceeded`` with what it
+/// printed. A missing program is status -1.
+@discardableResult
+func runTool(_ path: String, _ arguments: [String], timeout: Duration = .seconds(60))
+    async throws -> Int32
+{
+    guard FileManager.default.isExecutableFile(atPath: path) else { return -1 }
+    let child = try FinishingChild(executable: URL(fileURLWithPath: path), arguments)
+    do {
+        try await withDeadline(child.commandLine, timeout: timeout) { await child.finished() }
+    } catch is DeadlineExceeded {
+        child.kill()
+        throw child.deadlineExceeded(timeout)
+    }
+    return child.result().status
+}
+
+/// ``runTool(_:_:timeout:)`` for code on a thread of its own, such as a
+/// store's transform on the store's queue, which it blocks; from a task it
+/// records an issue. A program still running after `timeout` is killed and
+/// an issue records what it printed.
+@available(*, noasync, message: "await runTool, which waits off the cooperative pool")
+@discardableResult
+func runTool(
+    _ path: String, _ arguments: [String], timeout: Duration = .seconds(60),
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws -> Int32 {
+    if withUnsafeCurrentTask(body: { $0 != nil }) {
+        Issue.record(
+            "runTool(\"\(path)\", …) blocks a thread of Swift's cooperative pool: await it",
+            sourceLocation: sourceLocation)
+    }
+    guard FileManager.default.isExecutableFile(atPath: path) else { return -1 }
+    let child = try FinishingChild(executable: URL(fileURLWithPath: path), arguments)
+    return child.blockingResult(timeout: timeout, sourceLocation: sourceLocation).status
 }

@@ -149,49 +149,56 @@ func sendSignal(_ signal: Int32, to pid: Int32) {
 /// be mounted.
 final class TmpfsMount {
     let directory: TemporaryDirectory
+    private let options: String
     var url: URL { directory.url }
 
     init?(size: String = "1m") {
         guard let directory = try? TemporaryDirectory() else { return nil }
         self.directory = directory
-        guard
-            (try? runTool(
-                "/bin/mount",
-                ["-t", "tmpfs", "-o", "size=\(size),mode=0700", "tmpfs", directory.path])) == 0
-        else { return nil }
+        options = "size=\(size),mode=0700"
+        guard FileSystemMount.mount("tmpfs", at: directory.path, options: options) else {
+            return nil
+        }
     }
 
     func remount(readOnly: Bool) throws {
-        let status = try runTool(
-            "/bin/mount", ["-o", "remount,\(readOnly ? "ro" : "rw")", directory.path])
-        #expect(status == 0)
+        let remounted = FileSystemMount.mount(
+            "tmpfs", at: directory.path, options: options, remount: true, readOnly: readOnly)
+        #expect(remounted, "remounting \(directory.path) \(readOnly ? "read-only" : "read-write")")
     }
 
-    deinit { _ = try? runTool("/bin/umount", ["-l", directory.path]) }
+    deinit { FileSystemMount.unmount(directory.path) }
 
     static var unavailableReason: String {
         "needs root and permission to mount a tmpfs (Linux)"
     }
 }
 
-@discardableResult
-func runTool(_ path: String, _ arguments: [String]) throws -> Int32 {
-    guard FileManager.default.isExecutableFile(atPath: path) else { return -1 }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    let exited = DispatchSemaphore(value: 0)
-    process.terminationHandler = { _ in exited.signal() }
-    try process.run()
-    // A system tool (mount, chmod, dd …) that hangs fails the test after a minute.
-    guard exited.wait(timeout: .now() + .seconds(60)) == .success else {
-        sendSignal(SIGKILL, to: process.processIdentifier)
-        Issue.record("\(path) \(arguments.joined(separator: " ")) did not end within 60 s")
-        return -1
+/// Mounts and unmounts with the system calls themselves, not `mount`
+/// children: nothing to wait for, from a test's task or a `deinit`.
+enum FileSystemMount {
+    /// Mounts a file system of `type` (tmpfs, ramfs) at `path`, or remounts
+    /// it; false when that is not possible here (not root, not Linux).
+    static func mount(
+        _ type: String, at path: String, options: String, remount: Bool = false,
+        readOnly: Bool = false
+    ) -> Bool {
+        #if os(Linux)
+            var flags: UInt = 0
+            if remount { flags |= UInt(MS_REMOUNT) }
+            if readOnly { flags |= UInt(MS_RDONLY) }
+            return Glibc.mount(type, path, type, flags, options) == 0
+        #else
+            return false
+        #endif
     }
-    return process.terminationStatus
+
+    /// Detaches the file system at `path` (lazily, like `umount -l`).
+    static func unmount(_ path: String) {
+        #if os(Linux)
+            _ = umount2(path, Int32(MNT_DETACH))
+        #endif
+    }
 }
 
 /// Whether tmpfs mounts work here (checked once).
