@@ -54,20 +54,3 @@ extension ProcessOutput {
         standardOutput.hasSuffix("\n") ? String(standardOutput.dropLast()) : standardOutput
     }
 }
-
-/// Runs `body(index)` on `count` threads of their own (blocking child
-/// processes must not occupy the few threads of Swift's concurrency pool)
-/// and returns when all have finished.
-func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        let group = DispatchGroup()
-        for index in 0..<count {
-            group.enter()
-            Thread {
-                body(index)
-                group.leave()
-            }.start()
-        }
-        group.notify(queue: .global()) { continuation.resume() }
-    }
-}

@@ -509,3 +509,20 @@ func runTool(
     let child = try FinishingChild(executable: URL(fileURLWithPath: path), arguments)
     return child.blockingResult(timeout: timeout, sourceLocation: sourceLocation).status
 }
+
+/// Runs `body(index)` on `count` threads of their own (blocking child
+/// processes must not occupy the few threads of Swift's concurrency pool)
+/// and returns when all have finished.
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let group = DispatchGroup()
+        for index in 0..<count {
+            group.enter()
+            Thread {
+                body(index)
+                group.leave()
+            }.start()
+        }
+        group.notify(queue: .global()) { continuation.resume() }
+    }
+}
