@@ -12,7 +12,7 @@ import Testing
         try await workspace.prefs("set", "a", "1")
         // `prefs watch` prints the current state at once, then runs until signalled.
         let error = await #expect(throws: DeadlineExceeded.self) {
-            try await workspace.prefs("watch", timeout: .seconds(10))
+            try await workspace.prefs("watch", timeout: .seconds(15))
         }
         let message = error?.description ?? ""
         #expect(message.contains("prefs --file \(workspace.store.path) watch"), "\(message)")
@@ -40,5 +40,19 @@ import Testing
         }
         #expect(statuses == Array(repeating: 0, count: count))
         #expect(try await workspace.storedValues().count == count)
+    }
+
+    /// The blocking form is for threads of their own: called from a task
+    /// (here through a synchronous function, which the compiler allows) it
+    /// records an issue.
+    @Test func aBlockingRunFromATaskIsReported() async throws {
+        func versionBlocking() throws -> ProcessOutput { try run("prefs", ["--version"]) }
+        var output: ProcessOutput?
+        try withKnownIssue {
+            output = try versionBlocking()
+        } matching: { issue in
+            issue.comments.contains { $0.rawValue.contains("cooperative pool") }
+        }
+        #expect(output?.standardOutput == "prefs 0.1.0\n")
     }
 }
