@@ -175,6 +175,28 @@ import Testing
         #expect(try storedInteger("number", in: file) == 1)
     }
 
+    /// Another process made the store's directory and died before its entry
+    /// in the parent was durable; the first file written there makes it so.
+    @Test func theFirstFileInADirectoryMadeElsewhereMakesTheDirectoryDurable() async throws {
+        let directory = try TemporaryDirectory()
+        try FileManager.default.createDirectory(
+            at: directory.url.appendingPathComponent("new"), withIntermediateDirectories: false)
+        let file = directory.file("new/prefs.json")
+        let store = try await PreferencesStore(fileURL: file)
+        Platform.injectFault(.directorySync, at: directory.path, code: EIO)
+        defer { Platform.clearFault(.directorySync, at: directory.path) }
+        await #expect {
+            try await store.set(Self.number, 1)
+        } throws: { error in
+            guard case PreferencesError.io(_, let path, _, _) = error else { return false }
+            return path == directory.path
+        }
+        #expect(!FileManager.default.fileExists(atPath: file.path), "nothing was put in place")
+        Platform.clearFault(.directorySync, at: directory.path)
+        try await store.set(Self.number, 1)
+        #expect(try storedInteger("number", in: file) == 1)
+    }
+
     @Test func aFailedBookkeepingStepIsNeverReportedAsAFailedWriteThatHappened() async throws {
         let directory = try TemporaryDirectory()
         let file = directory.file("prefs.json")

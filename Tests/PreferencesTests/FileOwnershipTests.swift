@@ -44,6 +44,23 @@ struct FileOwnershipTests {
         }
     }
 
+    /// The first write fsyncs the directories above the store; one the
+    /// caller may only pass through (0711) is left to its owner.
+    @Test func aStoreBelowADirectoryTheUserCannotReadIsWritten() async throws {
+        let directory = try TemporaryDirectory()
+        let passage = directory.file("passage")
+        let service = passage.appendingPathComponent("service")
+        try FileManager.default.createDirectory(at: service, withIntermediateDirectories: true)
+        chmod(passage.path, 0o711)
+        giveAway(service.path, to: nobodyUser)
+        chmod(service.path, 0o700)
+        let file = service.appendingPathComponent("prefs.json")
+        let result = try await FileIntegrity.runProduct(
+            "prefs", ["--file", file.path, "set", "a", "1"], as: nobodyUser)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(try storedInteger("a", in: file) == 1)
+    }
+
     @Test func aCorruptFileSetAsideByRootStaysWithTheStoresOwner() async throws {
         let directory = try TemporaryDirectory()
         giveAway(directory.path, to: nobodyUser)

@@ -15,7 +15,9 @@ import Foundation
 ///   the lock, in any process — even an edit that changes nothing, such as
 ///   a retried `set` or `prefs set` — fsyncs the directory first and fails
 ///   while it cannot. A directory the store creates is fsynced in its parent
-///   before the next locked call in this process succeeds. Bookkeeping (the
+///   before the next locked call in this process succeeds, and the first
+///   write of the file into a directory (made by whatever process) fsyncs
+///   every directory above it before anything is put in place. Bookkeeping (the
 ///   write generation and the mark) happens before the rename, so a write is
 ///   never reported failed after its file was put in place, except by the
 ///   directory's fsync.
@@ -267,6 +269,9 @@ public final class FileStorage: PreferencesStorage {
             removeOrphanedTemporaryFiles(of: target)
             let existing = try Platform.fileStamp(target)
             let owner = try existing.map { ($0.uid, $0.gid) } ?? ownerForNewFiles(target: target)
+            // The first file in a directory: whoever made the directory (maybe
+            // another process that died) may not have made its entry durable.
+            if existing == nil { try syncAncestors(of: directory) }
             // Bookkeeping first: once the file is renamed into place, nothing
             // but the directory's fsync may fail the write.
             let generation = try bumpGeneration()
@@ -279,6 +284,24 @@ public final class FileStorage: PreferencesStorage {
                 return StorageRevision("g\(generation)-unstamped-\(Platform.randomSuffix())")
             }
             return revision(generation: generation, stamp: stamp, hash: ContentHash.of(bytes))
+        }
+    }
+
+    /// Fsyncs every directory above `directory` that the caller can open,
+    /// innermost first, so that the path to it survives a crash.
+    private func syncAncestors(of directory: String) throws {
+        var current = directory
+        while current != "/" && current != "." {
+            current = Platform.parentDirectory(of: current)
+            do {
+                try Platform.syncDirectory(current)
+            } catch PreferencesError.io(let operation, _, let code, _)
+                where operation == "open directory" && (code == EACCES || code == EPERM)
+            {
+                // A directory the caller may pass through but not read (mode
+                // 0711) cannot be fsynced by it; its entry is its owner's.
+                continue
+            }
         }
     }
 
