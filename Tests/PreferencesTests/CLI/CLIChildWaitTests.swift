@@ -54,4 +54,20 @@ import Testing
             issue.comments.contains { $0.rawValue.contains("cooperative pool") }
         }
     }
+
+    /// A finished child lets go of its process and pipes: the suite runs
+    /// hundreds of them, which would otherwise hold two descriptors each.
+    @Test func aFinishedChildIsReleasedWithItsPipes() async throws {
+        weak var released: FinishingChild?
+        do {
+            let child = try FinishingChild(
+                "prefs", ["--version"], environment: nil, input: nil, user: nil)
+            released = child
+            await child.finished()
+            #expect(child.result().standardOutput == "prefs 0.1.0\n")
+        }
+        // Its reader threads let go of it once they have seen the end of output.
+        let gone = await eventually { released == nil }
+        #expect(gone, "a finished child is still referenced, and so are its pipes")
+    }
 }

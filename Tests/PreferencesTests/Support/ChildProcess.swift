@@ -310,7 +310,9 @@ final class FinishingChild: @unchecked Sendable {
         process.standardError = outputs.1
         let inputPipe = input.map { _ in Pipe() }
         process.standardInput = inputPipe ?? FileHandle.nullDevice
-        process.terminationHandler = { [self] _ in settle { $0.exited = true } }
+        // Weak: the process holds its handler, and a strong reference would
+        // keep this object, the process and its pipes for the run's life.
+        process.terminationHandler = { [weak self] _ in self?.settle { $0.exited = true } }
         try process.run()
         for (pipe, isError) in [(outputs.0, false), (outputs.1, true)] {
             let reader = pipe.fileHandleForReading
@@ -326,6 +328,7 @@ final class FinishingChild: @unchecked Sendable {
                         }
                     }
                 }
+                try? reader.close()
                 settle { $0.openOutputs -= 1 }
             }.start()
         }
