@@ -37,7 +37,9 @@ private final class QueueBlocker: Sendable {
         edit = Task {
             try await store.edit { _ in
                 startedContinuation.yield()
-                if gate.wait(timeout: .now() + 20) == .timedOut {
+                // Longer than any wait in the tests that use it, so a slow
+                // machine never lets the queue go before they release it.
+                if gate.wait(timeout: .now() + 300) == .timedOut {
                     timedOut.raised.store(true, ordering: .relaxed)
                 }
             }
@@ -45,6 +47,10 @@ private final class QueueBlocker: Sendable {
         var iterator = started.makeAsyncIterator()
         _ = await iterator.next()
     }
+
+    /// Lets the queue go without checking, for a test that failed before
+    /// ``release()``.
+    func letGo() { gate.signal() }
 
     /// Lets the blocking edit finish; it must not have given up waiting.
     func release() async throws {
@@ -99,6 +105,7 @@ private final class ReadHookStorage: PreferencesStorage {
         let store = try await PreferencesStore(fileURL: url)
         try await store.set(.language, "fr")
         let blocker = await QueueBlocker(store)
+        defer { blocker.letGo() }
         let seenByB = Mutex<PreferenceValue??>(nil)
         let editA = Task {
             try await store.edit { prefs in
