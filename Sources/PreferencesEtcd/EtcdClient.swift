@@ -24,6 +24,13 @@ import Preferences
 ///   backoff until ``EtcdConfiguration/timeout`` has passed. Then it fails
 ///   with ``PreferencesError/io(operation:path:code:message:)`` naming every
 ///   endpoint and what each said last.
+/// - **Endpoint health.** An endpoint that failed within the last
+///   ``EtcdConfiguration/timeout`` is tried only after those that did not,
+///   so calls (and the watch) prefer endpoints that answered recently. With
+///   several endpoints, one attempt gets at most ``attemptTimeout``, so a
+///   member that accepts connections but never answers (a stopped process,
+///   a machine gone without closing its sockets) costs a fraction of the
+///   call's time, not all of it.
 /// - **Unknown outcomes.** A request that was sent but not answered (a
 ///   dropped connection, a timeout, "leader changed") may still have been
 ///   applied. A read is simply repeated; a call that changes data is not:
@@ -43,6 +50,8 @@ final class EtcdClient: Sendable {
 
     private struct Shared {
         var preferred = 0
+        /// When each endpoint last failed; nil once it answers again.
+        var failedAt: [DispatchTime?] = []
         /// The token, "" when the cluster has authentication off, nil before signing in.
         var token: String?
     }
@@ -57,6 +66,74 @@ final class EtcdClient: Sendable {
         self.configuration = configuration
         self.subject = subject
         secureTransport = URLSessionTransport(timeout: configuration.timeout)
+        shared.withLock {
+            $0.failedAt = Array(repeating: nil, count: configuration.endpoints.count)
+        }
+    }
+
+    // MARK: Endpoint health
+
+    /// The longest one attempt on one endpoint may take: with one endpoint,
+    /// the whole ``EtcdConfiguration/timeout``; with more, that timeout
+    /// shared between them, but at least 1 s (an election on a loaded
+    /// cluster takes about that long).
+    var attemptTimeout: TimeInterval {
+        let count = configuration.endpoints.count
+        let timeout = configuration.timeout
+        guard count > 1 else { return timeout }
+        return min(timeout, max(timeout / Double(count), 1))
+    }
+
+    /// The order to try the endpoints in: from the one that answered last,
+    /// round the list, with those that failed recently moved to the end.
+    func endpointOrder() -> [Int] {
+        let count = configuration.endpoints.count
+        let recent = DispatchTime.now()
+        let memory = UInt64(configuration.timeout * 1e9)
+        let (preferred, failedAt) = shared.withLock { ($0.preferred, $0.failedAt) }
+        let ring = (0..<count).map { (preferred + $0) % count }
+        let failedRecently = { (index: Int) -> Bool in
+            guard let failed = failedAt[index] else { return false }
+            return recent.uptimeNanoseconds - failed.uptimeNanoseconds < memory
+        }
+        return ring.filter { !failedRecently($0) } + ring.filter(failedRecently)
+    }
+
+    /// The endpoint a new watch should use: the first in ``endpointOrder()``.
+    func watchEndpoint() -> URL {
+        configuration.endpoints[endpointOrder()[0]]
+    }
+
+    /// Remembers that `endpoint` failed (it is tried last for a while).
+    func noteFailure(of endpoint: URL) {
+        guard let index = configuration.endpoints.firstIndex(of: endpoint) else { return }
+        shared.withLock { $0.failedAt[index] = .now() }
+    }
+
+    /// Remembers that `endpoint` answered.
+    func noteAnswer(from endpoint: URL) {
+        guard let index = configuration.endpoints.firstIndex(of: endpoint) else { return }
+        shared.withLock { $0.failedAt[index] = nil }
+    }
+
+    /// Whether `endpoint` answers within ``attemptTimeout`` and knows a
+    /// leader (`/v3/maintenance/status`, which needs no permission): nil
+    /// when healthy, else what is wrong.
+    func checkHealth(of endpoint: URL) -> String? {
+        let answer = send(
+            "/v3/maintenance/status", Data("{}".utf8), to: endpoint, token: nil,
+            deadline: .now() + attemptTimeout)
+        switch answer {
+        case .transport(let message, _):
+            return message
+        case .reply(let status, let json):
+            if status == 200 {
+                return EtcdClient.int64(json["leader"]) == 0 ? "the member knows no leader" : nil
+            }
+            let message = Self.errorMessage(json) ?? "HTTP status \(status)"
+            if case .unavailable = Self.classify(message, status: status) { return message }
+            return nil
+        }
     }
 
     /// The endpoint that answered last.
@@ -93,9 +170,9 @@ final class EtcdClient: Sendable {
         var lastSaid = [String?](repeating: nil, count: endpoints.count)
         var step = 0
         var signedInAgain = false
-        let first = shared.withLock { $0.preferred }
+        let order = endpointOrder()
         while true {
-            let index = (first + step) % endpoints.count
+            let index = order[step % endpoints.count]
             let endpoint = endpoints[index]
             let remaining = Self.seconds(from: .now(), to: deadline)
             if remaining <= 0 {
@@ -106,10 +183,11 @@ final class EtcdClient: Sendable {
                 let pause = min(0.05 * Double(1 << min(step / endpoints.count - 1, 4)), remaining)
                 Thread.sleep(forTimeInterval: pause)
             }
+            let attemptDeadline = min(deadline, .now() + attemptTimeout)
             let answer: EtcdAnswer
             do {
-                let token = try signIn(at: endpoint, deadline: deadline)
-                answer = send(path, payload, to: endpoint, token: token, deadline: deadline)
+                let token = try signIn(at: endpoint, deadline: attemptDeadline)
+                answer = send(path, payload, to: endpoint, token: token, deadline: attemptDeadline)
             } catch let failure as EndpointFailure {
                 note(failure.message, for: index, in: &lastSaid)
                 step += 1
@@ -118,7 +196,10 @@ final class EtcdClient: Sendable {
             switch answer {
             case .reply(let status, let json):
                 if status == 200 {
-                    shared.withLock { $0.preferred = index }
+                    shared.withLock { shared in
+                        shared.preferred = index
+                        shared.failedAt[index] = nil
+                    }
                     return json
                 }
                 let message = Self.errorMessage(json) ?? "HTTP status \(status)"
@@ -151,6 +232,7 @@ final class EtcdClient: Sendable {
                 }
             case .transport(let message, let sent):
                 if sent && !idempotent {
+                    shared.withLock { $0.failedAt[index] = .now() }
                     throw OutcomeUnknown(detail: "\(endpoint.absoluteString): \(message)")
                 }
                 note(message, for: index, in: &lastSaid)
@@ -163,11 +245,13 @@ final class EtcdClient: Sendable {
     /// call's own deadline came does not hide a more telling earlier reason
     /// (a certificate the system does not trust, a refused connection).
     private func note(_ message: String, for index: Int, in lastSaid: inout [String?]) {
+        shared.withLock { $0.failedAt[index] = .now() }
         if message == "timed out", lastSaid[index] != nil { return }
         lastSaid[index] = message
     }
 
-    private func unreachable(operation: String, lastSaid: [String?]) -> PreferencesError {
+    /// The error for a call no endpoint answered: every endpoint and what it said last.
+    func unreachable(operation: String, lastSaid: [String?]) -> PreferencesError {
         let endpoints = configuration.endpoints
         let said = endpoints.indices.map { index in
             "\(endpoints[index].absoluteString) (\(lastSaid[index] ?? "no answer"))"

@@ -20,6 +20,14 @@ public struct EtcdConfiguration: Sendable, Equatable {
     /// The cluster's request size limit (`--max-request-bytes`, 1.5 MiB by default).
     public var maxRequestBytes: Int
 
+    /// How often a quiet watch checks that its member still answers and
+    /// knows a leader (`/v3/maintenance/status`, 5 s). A member that stops
+    /// answering without closing its connections (a stopped process, a
+    /// machine gone, a partition) sends a watch nothing; after a failed
+    /// check the watch resumes on another endpoint. Each check is one small
+    /// request per watching store: raise this for very large fleets.
+    public var watchCheckInterval: TimeInterval = 5
+
     /// etcd's default request size limit: 1.5 MiB.
     public static let defaultMaxRequestBytes = 1_572_864
 

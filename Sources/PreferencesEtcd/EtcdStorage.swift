@@ -71,6 +71,10 @@ public final class EtcdStorage: PreferencesStorage {
         var conflicts = 0
         /// Watches started and not yet cancelled.
         var watches = 0
+        /// Watches etcd cancelled because their revision was compacted.
+        var compactions = 0
+        /// The endpoint the last watch to start streaming is on.
+        var watchEndpoint: URL?
     }
 
     /// Room left in a request for everything but the document (key, JSON, framing).
@@ -185,8 +189,22 @@ public final class EtcdStorage: PreferencesStorage {
         known.withLock { $0.watches += started ? 1 : -1 }
     }
 
-    func watchBecameLive(_ live: Bool) {
-        known.withLock { $0.liveWatches += live ? 1 : -1 }
+    /// How many times a watch resumed from a revision etcd had compacted
+    /// away, and so read the key again (for tests of that path).
+    var watchCompactions: Int { known.withLock { $0.compactions } }
+
+    /// The endpoint of the watch that started streaming last (for tests).
+    var currentWatchEndpoint: URL? { known.withLock { $0.watchEndpoint } }
+
+    func watchMetCompaction() {
+        known.withLock { $0.compactions += 1 }
+    }
+
+    func watchBecameLive(_ live: Bool, on endpoint: URL? = nil) {
+        known.withLock { known in
+            known.liveWatches += live ? 1 : -1
+            if live { known.watchEndpoint = endpoint }
+        }
     }
 
     // MARK: Writing
@@ -458,10 +476,15 @@ public final class EtcdStorage: PreferencesStorage {
     /// The watch first reads the key (reporting it as `.changed`), then
     /// watches from that read's revision + 1, so no change between the two
     /// is missed. Each change arrives with its document and revision. When
-    /// the stream ends — a dropped connection, a member going down, a
-    /// compaction, a cancel — it reads again and watches again, trying the
-    /// endpoints in turn with a growing pause (up to 1 s); while it cannot,
-    /// it reports `.interrupted` once.
+    /// the connection drops (a member going down), it resumes from the
+    /// revision after the last it saw on the endpoint that answered most
+    /// recently; when etcd has compacted that revision away, or cancels the
+    /// watch, it reads again and watches from there. A member that stops
+    /// answering is found by a status check every
+    /// ``EtcdConfiguration/watchCheckInterval`` while the stream is quiet.
+    /// It tries the endpoints in turn with a growing pause (up to 1 s);
+    /// when none has taken the watch for ``EtcdConfiguration/timeout``, it
+    /// reports `.interrupted` once.
     public func watchEvents(_ onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) throws
         -> (any StorageWatch)?
     {

@@ -6,28 +6,66 @@ import Preferences
 ///
 /// The gateway answers with a chunked body of one JSON object per line:
 /// `created` first, then `events`, possibly `canceled` (with
-/// `compact_revision` when the start revision was compacted away). Each
-/// (re)connection first reads the key and reports it, then watches from the
-/// read's revision + 1, so nothing between the two is missed. The stream
-/// has a connection of its own, never one that requests use.
+/// `compact_revision` when the start revision was compacted away). The
+/// stream has a connection of its own, never one that requests use.
+///
+/// - **Start.** The first connection reads the key and reports it, then
+///   watches from the read's revision + 1, so nothing between the two is
+///   missed.
+/// - **Resume.** When the connection drops (a member killed, a network
+///   fault), the watch resumes from the revision after the last one it saw,
+///   on the endpoint that answered most recently, so the changes made
+///   meanwhile arrive in order, with no read.
+/// - **Compaction.** When that revision is already compacted away, etcd
+///   cancels the watch with `compact_revision`: the watch reads the key
+///   again (reporting the current document) and watches from there. The
+///   changes in between are gone from etcd; the final state never is.
+///   A cancel for any other reason, and an error line (an expired token),
+///   also lead to a fresh read.
+/// - **Health.** While the stream is quiet, every
+///   ``EtcdConfiguration/watchCheckInterval`` the watch asks its member for
+///   its status; a member that does not answer, or knows no leader, is
+///   left for the next endpoint, and the watch resumes there. A new stream
+///   that is not created within ``EtcdClient/attemptTimeout`` is left the
+///   same way.
+/// - **Interruption.** When no endpoint has taken the watch for
+///   ``EtcdConfiguration/timeout``, it reports `.interrupted` once (naming
+///   every endpoint), keeps trying with a growing pause (up to 1 s), and
+///   reports `.changed` once it is back.
 ///
 /// All of its state lives on one serial queue.
 final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     private let storage: EtcdStorage
     private let onEvent: @Sendable (StorageWatchEvent) -> Void
     private let queue = DispatchQueue(label: "preferences.etcd.watch")
+    /// Health checks block; they run here, never on `queue`.
+    private let checkQueue = DispatchQueue(label: "preferences.etcd.watch-check")
     private let cancelled = Protected(false)
     // The rest is touched only on `queue`.
     private var stream: (any EtcdLineStream)?
+    /// The endpoint the current stream is on.
+    private var endpoint: URL?
     /// Tells the current stream's callbacks from late ones of an ended stream.
     private var generation = 0
     private var live = false
     private var failures = 0
     private var reportedInterruption = false
+    /// The revision to resume from (the one after the last seen); nil when
+    /// the next connection must read the key first.
+    private var resumeRevision: Int64?
+    /// The last document reported, to report again after an interruption.
+    private var lastReported: StoredContents?
+    /// When the watch last lost its stream without getting it back, and
+    /// what each endpoint said since.
+    private var downSince: DispatchTime?
+    private var lastSaid: [String?]
+    /// When the current stream last sent a line.
+    private var lastLine = DispatchTime.now()
 
     init(storage: EtcdStorage, onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) {
         self.storage = storage
         self.onEvent = onEvent
+        lastSaid = Array(repeating: nil, count: storage.configuration.endpoints.count)
     }
 
     func start() {
@@ -52,21 +90,22 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     private func connect() {
         guard !isCancelled else { return }
         let start: Int64
-        do {
-            let (contents, header) = try storage.readWithHeader()
-            start = header + 1
-            reportedInterruption = false
-            onEvent(.changed(contents))
-        } catch let error as PreferencesError {
-            if !reportedInterruption {
-                reportedInterruption = true
-                onEvent(.interrupted(error))
+        if let resumeRevision {
+            start = resumeRevision
+        } else {
+            do {
+                let (contents, header) = try storage.readWithHeader()
+                start = header + 1
+                resumeRevision = start
+                report(contents)
+            } catch let error as PreferencesError {
+                reportInterruption(error)
+                retryLater()
+                return
+            } catch {
+                retryLater()
+                return
             }
-            retryLater()
-            return
-        } catch {
-            retryLater()
-            return
         }
         guard !isCancelled else { return }
         let body: [String: Any] = [
@@ -78,22 +117,65 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
         generation += 1
         let current = generation
         let client = storage.client
-        let endpoint = client.currentEndpoint
+        let endpoint = client.watchEndpoint()
+        self.endpoint = endpoint
+        lastLine = .now()
         stream = client.transport(for: endpoint).openStream(
             "/v3/watch", payload, to: endpoint, token: client.token,
-            connectTimeout: storage.configuration.timeout,
+            connectTimeout: client.attemptTimeout,
             onLine: { line in
                 self.queue.async {
                     if current == self.generation { self.handle(line) }
                 }
             },
-            onEnd: { _ in
+            onEnd: { reason in
                 self.queue.async {
                     guard current == self.generation else { return }
-                    self.endStream()
-                    self.retryLater()
+                    self.lost(endpoint, reason)
                 }
             })
+        // A member that takes the connection and never answers (stopped, or
+        // an https stream, which has no connect deadline of its own).
+        queue.asyncAfter(deadline: .now() + client.attemptTimeout) {
+            guard current == self.generation, !self.live else { return }
+            self.lost(endpoint, "the watch was not created in time")
+        }
+    }
+
+    /// The stream on `endpoint` ended or its member failed a health check:
+    /// resume elsewhere, and report the watch interrupted once no endpoint
+    /// has taken it for the configured timeout.
+    private func lost(_ endpoint: URL, _ reason: String) {
+        let wasLive = live
+        endStream()
+        storage.client.noteFailure(of: endpoint)
+        if let index = storage.configuration.endpoints.firstIndex(of: endpoint) {
+            lastSaid[index] = reason
+        }
+        // Refused before it started (not a network fault): read first next
+        // time, which signs in again and finds a reason to report.
+        if !wasLive && reason.hasPrefix("HTTP status") { resumeRevision = nil }
+        let now = DispatchTime.now()
+        if wasLive || downSince == nil { downSince = now }
+        if let downSince,
+            EtcdClient.seconds(from: downSince, to: now) >= storage.configuration.timeout
+        {
+            reportInterruption(
+                storage.client.unreachable(operation: "watch", lastSaid: lastSaid))
+        }
+        retryLater()
+    }
+
+    private func reportInterruption(_ error: PreferencesError) {
+        guard !reportedInterruption else { return }
+        reportedInterruption = true
+        onEvent(.interrupted(error))
+    }
+
+    private func report(_ contents: StoredContents) {
+        reportedInterruption = false
+        lastReported = contents
+        onEvent(.changed(contents))
     }
 
     /// Reconnects after a pause that grows with each failure in a row (50 ms to 1 s).
@@ -115,9 +197,38 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
         }
     }
 
+    // MARK: Health (on `queue`, the check itself on `checkQueue`)
+
+    private func scheduleCheck(_ current: Int) {
+        let interval = storage.configuration.watchCheckInterval
+        guard interval > 0 else { return }
+        queue.asyncAfter(deadline: .now() + interval) {
+            guard current == self.generation, self.live, !self.isCancelled,
+                let endpoint = self.endpoint
+            else { return }
+            // Lines arrived lately: the member is evidently there.
+            if EtcdClient.seconds(from: self.lastLine, to: .now()) < interval {
+                self.scheduleCheck(current)
+                return
+            }
+            self.checkQueue.async {
+                let problem = self.storage.client.checkHealth(of: endpoint)
+                self.queue.async {
+                    guard current == self.generation else { return }
+                    if let problem {
+                        self.lost(endpoint, problem)
+                    } else {
+                        self.scheduleCheck(current)
+                    }
+                }
+            }
+        }
+    }
+
     // MARK: The stream's lines (on `queue`)
 
     private func handle(_ line: Data) {
+        lastLine = .now()
         guard let object = (try? JSONSerialization.jsonObject(with: line)) as? [String: Any] else {
             return
         }
@@ -136,7 +247,13 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
         if result["created"] as? Bool == true && !live {
             live = true
             failures = 0
-            storage.watchBecameLive(true)
+            downSince = nil
+            lastSaid = lastSaid.map { _ in nil }
+            if let endpoint { storage.client.noteAnswer(from: endpoint) }
+            storage.watchBecameLive(true, on: endpoint)
+            scheduleCheck(generation)
+            // Back after an interruption: say so, with what was last known.
+            if reportedInterruption, let lastReported { report(lastReported) }
         }
         for case let event as [String: Any] in result["events"] as? [Any] ?? [] {
             guard let kv = event["kv"] as? [String: Any],
@@ -152,16 +269,22 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
                     revision: StorageRevision(String(modRevision)))
             }
             storage.learn(contents.revision, at: modRevision)
-            onEvent(.changed(contents))
+            resumeRevision = max(resumeRevision ?? 0, modRevision + 1)
+            report(contents)
         }
         if result["canceled"] as? Bool == true {
             // Compacted past our start, or cancelled by the server: read and watch again.
+            if EtcdClient.int64(result["compact_revision"]) != 0 {
+                storage.watchMetCompaction()
+            }
             restart()
         }
     }
 
+    /// Reads the key again and watches from there.
     private func restart() {
         endStream()
+        resumeRevision = nil
         queue.async { self.connect() }
     }
 }

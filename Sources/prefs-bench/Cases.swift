@@ -266,26 +266,46 @@ struct Cases {
     }
 
     // P6
+    /// Heap bytes in use before and after opening a copy of the 10,000-key
+    /// file, for several copies opened one after the other and all kept open
+    /// (so no store is being freed while another is measured, and none
+    /// shares the state of another, S9); the median of the increments.
     func memory() async throws -> Row {
         let url = try await bigFile()
         let size = Double(
             (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0)
-        guard let before = heapBytesInUse() else {
+        guard heapBytesInUse() != nil else {
             return Row(
                 id: "P6", measure: "memory of a 10,000-key store", ours: "n/a", comparison: "",
                 ratio: nil, target: "≤ 1.5× file size", met: nil)
         }
-        let store = try await PreferencesStore(storage: FileStorage(fileURL: url))
-        let after = heapBytesInUse() ?? before
-        let used = Double(max(0, after - before))
-        withExtendedLifetime(store) {}
+        var stores: [PreferencesStore] = []
+        var increments: [Double] = []
+        var residentGrowth: [Double] = []
+        for round in 0..<(quick ? 3 : 5) {
+            let copy = file("big-copy-\(round).json")
+            try? FileManager.default.removeItem(at: copy)
+            try FileManager.default.copyItem(at: url, to: copy)
+            let residentBefore = residentBytes() ?? 0
+            let before = heapBytesInUse() ?? 0
+            let store = try await PreferencesStore(storage: FileStorage(fileURL: copy))
+            let after = heapBytesInUse() ?? before
+            residentGrowth.append(Double(max(0, (residentBytes() ?? 0) - residentBefore)))
+            increments.append(Double(max(0, after - before)))
+            stores.append(store)
+        }
+        withExtendedLifetime(stores) {}
+        let used = median(increments)
         let ratio = used / size
         return Row(
             id: "P6", measure: "memory of a 10,000-key store",
             ours: String(format: "%.0f KiB", used / 1024),
             comparison: String(format: "file %.0f KiB", size / 1024), ratio: ratio,
             target: "≤ 1.5× file size", met: ratio <= 1.5,
-            detail: ["resident_bytes": used, "file_bytes": size])
+            detail: [
+                "heap_bytes": used, "resident_growth_bytes": median(residentGrowth),
+                "file_bytes": size,
+            ])
     }
 
     // P7

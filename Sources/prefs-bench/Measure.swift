@@ -52,16 +52,47 @@ func format(nanoseconds: Double) -> String {
     return String(format: "%.2f s", nanoseconds / 1_000_000_000)
 }
 
-/// Resident memory after asking the allocator to return freed memory to
-/// the system (glibc's `malloc_trim`, looked up at run time), so that what
-/// is counted is memory still in use; nil where not available.
+/// Bytes the allocator has handed out and not had back, summed over all of
+/// glibc's arenas (the store decodes on its own queue's thread, whose
+/// allocations live in another arena than the main thread's), after asking
+/// it to return what it can (`malloc_trim`); nil where not available.
+///
+/// Resident memory, which this used to count, moved by hundreds of KiB
+/// depending on which freed pages the earlier rows left resident; bytes in
+/// use do not depend on that. Read from `malloc_info`'s totals: the memory
+/// the arenas hold from the system, less their free chunks, plus the blocks
+/// mapped on their own.
 func heapBytesInUse() -> Int? {
     #if canImport(Glibc)
         typealias Trim = @convention(c) (Int) -> Int32
-        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
-            _ = unsafeBitCast(symbol, to: Trim.self)(0)
+        typealias Info = @convention(c) (Int32, UnsafeMutablePointer<FILE>?) -> Int32
+        guard let trim = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim"),
+            let info = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_info")
+        else { return residentBytes() }
+        _ = unsafeBitCast(trim, to: Trim.self)(0)
+        var buffer: UnsafeMutablePointer<CChar>?
+        var size = 0
+        guard let stream = open_memstream(&buffer, &size) else { return residentBytes() }
+        _ = unsafeBitCast(info, to: Info.self)(0, stream)
+        fclose(stream)
+        guard let buffer else { return residentBytes() }
+        defer { free(buffer) }
+        let text = String(cString: buffer)
+        // The totals over all arenas follow the last </heap>.
+        guard let last = text.range(of: "</heap>", options: .backwards) else {
+            return residentBytes()
         }
-        return residentBytes()
+        let totals = text[last.upperBound...]
+        func number(_ tag: String) -> Int {
+            guard let found = totals.range(of: tag) else { return 0 }
+            let rest = totals[found.upperBound...]
+            guard let open = rest.range(of: "size=\""),
+                let close = rest[open.upperBound...].firstIndex(of: "\"")
+            else { return 0 }
+            return Int(rest[open.upperBound..<close]) ?? 0
+        }
+        return number("<system type=\"current\"") - number("<total type=\"fast\"")
+            - number("<total type=\"rest\"") + number("<total type=\"mmap\"")
     #else
         return nil
     #endif

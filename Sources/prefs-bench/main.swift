@@ -6,97 +6,19 @@
 //   swift run -c release prefs-bench --scaling [--chart scaling.svg]
 //   swift run -c release prefs-bench --profile-cold 2000   (for a profiler)
 import Foundation
-import Preferences
 
-let arguments = Array(CommandLine.arguments.dropFirst())
-
-if arguments.first == "--writer" {
-    // Child for P5: for each number read on stdin, print the wall clock and
-    // set it.
-    let url = URL(fileURLWithPath: arguments[1])
-    let store = try await PreferencesStore(fileURL: url)
-    FileHandle.standardOutput.write(Data("ready\n".utf8))
-    while let line = readLine(), let value = Int(line) {
-        FileHandle.standardOutput.write(Data("\(wallClock())\n".utf8))
-        try await store.set(.benchCounter, value)
+// The run is a task the main thread waits for. With `await` at the top
+// level, the main thread would park in `dispatch_main`, where valgrind (the
+// profiler the README's instruction counts come from) stops with an
+// internal error.
+let finished = DispatchSemaphore(value: 0)
+Task.detached {
+    do {
+        try await runBench()
+    } catch {
+        FileHandle.standardError.write(Data("prefs-bench: error: \(error)\n".utf8))
+        exit(1)
     }
-    exit(0)
+    finished.signal()
 }
-
-if arguments.contains("--help") {
-    print("usage: prefs-bench [--quick] [--json] [--only P2,P3,...] [--scaling [--chart FILE]]")
-    exit(0)
-}
-
-let quick = arguments.contains("--quick")
-let json = arguments.contains("--json")
-let directory = FileManager.default.temporaryDirectory
-    .appendingPathComponent("prefs-bench-\(UUID().uuidString)")
-try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-defer { try? FileManager.default.removeItem(at: directory) }
-// Keep UserDefaults' files inside the scratch directory.
-setenv("XDG_CONFIG_HOME", directory.path, 1)
-setenv("HOME", directory.path, 1)
-
-let cases = Cases(directory: directory, quick: quick)
-var rows: [Row] = []
-@MainActor func report(_ row: Row) {
-    rows.append(row)
-    if !json {
-        FileHandle.standardError.write(Data("  \(row.id) \(row.measure): \(row.ours)\n".utf8))
-    }
-}
-if let position = arguments.firstIndex(of: "--profile-cold") {
-    let count =
-        arguments.indices.contains(position + 1) ? Int(arguments[position + 1]) ?? 1000 : 1000
-    try await cases.profileColdStart(count: count)
-    exit(0)
-}
-
-if arguments.contains("--scaling") {
-    let chart = arguments.firstIndex(of: "--chart").flatMap {
-        arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil
-    }
-    try await Scaling(cases: cases).run(chartPath: chart ?? "scaling.svg", json: json)
-    exit(0)
-}
-
-// `--only P3,P4` runs some rows (P3 measures P2 first, as its reference).
-let only: Set<String>? = arguments.firstIndex(of: "--only").flatMap { position in
-    arguments.indices.contains(position + 1)
-        ? Set(arguments[position + 1].split(separator: ",").map(String.init)) : nil
-}
-func selected(_ id: String) -> Bool { only?.contains(id) ?? true }
-
-if selected("P1") { report(try await cases.cachedRead()) }
-if selected("P2") || selected("P3") {
-    let (setRow, oneSet) = try await cases.durableSet()
-    if selected("P2") { report(setRow) }
-    if selected("P3") { report(try await cases.concurrentSets(oneSet: oneSet)) }
-}
-if selected("P4") { report(try await cases.openBigStore()) }
-if selected("P5") {
-    report(
-        try await cases.changeDelivery(
-            benchPath: URL(fileURLWithPath: CommandLine.arguments[0]).path))
-}
-if selected("P6") { report(try await cases.memory()) }
-if selected("P7") { report(try await cases.importProperties()) }
-if selected("P8") { report(try await cases.coldStart()) }
-if selected("P9") { report(try await cases.etcd()) }
-
-if json {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-    print(String(decoding: try encoder.encode(rows), as: UTF8.self))
-} else {
-    print("| # | measure | Preferences | compared with | ratio | target | met |")
-    print("|---|---|---|---|---|---|---|")
-    for row in rows {
-        let ratio = row.ratio.map { String(format: "%.2f×", $0) } ?? "—"
-        let met = row.met.map { $0 ? "yes" : "**no**" } ?? "n/a"
-        print(
-            "| \(row.id) | \(row.measure) | \(row.ours) | \(row.comparison) | \(ratio) | \(row.target) | \(met) |"
-        )
-    }
-}
+finished.wait()

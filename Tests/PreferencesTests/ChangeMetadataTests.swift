@@ -127,6 +127,76 @@ private struct Settings: PreferencesRecord {
         #expect((contents(url) ?? "").contains("alice"))
     }
 
+    /// Many keys share one record (an import stamps them all), a few have
+    /// their own, some have none: each keeps its own through a read, a write
+    /// of one key and a read of the written file.
+    @Test func keysKeepTheirOwnRecordsWhereMostShareOne() async throws {
+        let common = #"{"at": "2026-01-02T03:04:05.678Z", "by": "alice", "program": "import"}"#
+        let other = #"{"at": "2026-02-03T04:05:06.789Z", "by": "bob", "program": "ops"}"#
+        var values: [String] = []
+        var records: [String] = []
+        for index in 0..<50 {
+            values.append(#""k\#(index)": \#(index)"#)
+            switch index % 10 {
+            case 3: records.append(#""k\#(index)": \#(other)"#)
+            case 7: break  // no record
+            default: records.append(#""k\#(index)": \#(common)"#)
+            }
+        }
+        try write(
+            #"{"format": 1, "values": {\#(values.joined(separator: ","))}, "modified": {\#(records.joined(separator: ","))}}"#,
+            to: url)
+        func check(_ snapshot: PreferencesSnapshot, changed: String?) throws {
+            for index in 0..<50 {
+                let key = "k\(index)"
+                let record = snapshot.modification(forKey: key)
+                if key == changed {
+                    #expect(record?.program == ProcessInfo.processInfo.processName, "\(key)")
+                    continue
+                }
+                switch index % 10 {
+                case 3: #expect(record?.user == "bob" && record?.program == "ops", "\(key)")
+                case 7: #expect(record == nil, "\(key)")
+                default: #expect(record?.user == "alice" && record?.program == "import", "\(key)")
+                }
+            }
+        }
+        let store = try await PreferencesStore(fileURL: url)
+        try check(store.snapshot, changed: nil)
+        try await store.edit { $0[raw: "k7"] = 700 }
+        try check(store.snapshot, changed: "k7")
+        let reopened = try await PreferencesStore(storage: FileStorage(fileURL: url))
+        try check(reopened.snapshot, changed: "k7")
+        #expect(reopened.snapshot == store.snapshot)
+        // Removing keys and setting one back leaves the others' records alone.
+        try await store.edit { prefs in
+            prefs.remove("k3")
+            prefs.remove("k5")
+        }
+        try await store.edit { $0[raw: "k5"] = 5 }
+        #expect(store.snapshot.modification(forKey: "k3") == nil)
+        #expect(store.snapshot.modification(forKey: "k5")?.user == effectiveUserName())
+        #expect(store.snapshot.modification(forKey: "k13")?.user == "bob")
+        #expect(store.snapshot.modification(forKey: "k17") == nil)
+        #expect(store.snapshot.modification(forKey: "k1")?.user == "alice")
+    }
+
+    /// Snapshots built by hand keep the records they are given, also for
+    /// keys they do not store.
+    @Test func aSnapshotBuiltByHandKeepsItsRecords() {
+        let change = PreferenceModification(
+            date: Date(timeIntervalSince1970: 1), user: "carol", program: "tests")
+        let snapshot = PreferencesSnapshot(
+            values: ["a": 1], modifications: ["a": change, "b": change])
+        #expect(snapshot.modification(forKey: "a") == change)
+        #expect(snapshot.modification(forKey: "b") == change)
+        #expect(snapshot.modification(forKey: "c") == nil)
+        #expect(snapshot != PreferencesSnapshot(values: ["a": 1], modifications: ["a": change]))
+        #expect(
+            snapshot
+                == PreferencesSnapshot(values: ["a": 1], modifications: ["b": change, "a": change]))
+    }
+
     @Test func sudoIsNamedBesideTheUser() {
         let change = PreferenceModification(
             date: Date(timeIntervalSince1970: 0), user: "root", sudoUser: "alice", program: "prefs")

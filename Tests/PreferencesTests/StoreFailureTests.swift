@@ -111,7 +111,8 @@ import Testing
     @Test func keysAreValidated() async throws {
         let directory = try TemporaryDirectory()
         let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
-        for bad in ["", "tab\there", String(repeating: "k", count: 1025)] {
+        let controls = ["tab\there", "del\u{7F}", "next\u{85}line", "c1\u{9F}", "\u{80}"]
+        for bad in ["", String(repeating: "k", count: 1025)] + controls {
             await #expect {
                 try await store.set(PreferenceKey<Int>(bad, default: 0), 1)
             } throws: { error in
@@ -120,6 +121,11 @@ import Testing
             }
         }
         try await store.set(PreferenceKey<Int>(String(repeating: "k", count: 1024), default: 0), 1)
+        // Neighbours of the control characters are fine: U+00A0, Â (0xC3 0x82),
+        // and characters whose UTF-8 has 0x80 to 0x9F after another lead byte.
+        for good in ["nbsp\u{A0}", "Â", "\u{C2}\u{A0}", "é€", "\u{100}", "emoji😀"] {
+            try await store.set(PreferenceKey<Int>(good, default: 0), 1)
+        }
     }
 
     @Test func writesOverTheLimitsFailAndChangeNothing() async throws {

@@ -27,13 +27,13 @@ struct StoreDocument: Sendable, Equatable {
     var values: [String: PreferenceValue]
     var version: Int
     /// When and by whom each stored key was last changed; only stored keys have one.
-    var modifications: [String: ChangeRecord]
+    var modifications: ChangeLog
     /// Top-level members this version does not know, kept for writing back.
     var otherMembers: [String: PreferenceValue]
 
     init(
         values: [String: PreferenceValue] = [:], version: Int = 0,
-        modifications: [String: ChangeRecord] = [:],
+        modifications: ChangeLog = ChangeLog(),
         otherMembers: [String: PreferenceValue] = [:]
     ) {
         self.values = values
@@ -49,16 +49,9 @@ struct StoreDocument: Sendable, Equatable {
         editing base: PreferencesSnapshot, values: [String: PreferenceValue], version: Int,
         stamp: PreferenceModification
     ) {
-        let stamp = ChangeRecord(stamp)
-        var modifications: [String: ChangeRecord] = [:]
-        modifications.reserveCapacity(values.count)
-        for (key, value) in values {
-            if base.values[key] != value {
-                modifications[key] = stamp
-            } else if let earlier = base.modifications[key] {
-                modifications[key] = earlier
-            }
-        }
+        let modifications = ChangeLog(
+            editing: base.modifications, baseValues: base.values, values: values,
+            stamp: ChangeRecord(stamp))
         self.init(
             values: values, version: version, modifications: modifications,
             otherMembers: base.otherMembers)
@@ -118,10 +111,10 @@ struct StoreDocument: Sendable, Equatable {
                     file: file, reason: "stored key \(key.debugDescription.prefix(80)): \(problem)")
             }
         }
-        var modifications: [String: ChangeRecord] = [:]
+        var modifications = ChangeLog()
         if case .object(let records)? = fields["modified"] {
-            for (key, record) in records where values[key] != nil {
-                modifications[key] = ChangeRecord(storedValue: record)
+            modifications = ChangeLog(storedKeys: values.keys) { key in
+                records[key].flatMap(ChangeRecord.init(storedValue:))
             }
         }
         return StoreDocument(
@@ -138,17 +131,61 @@ struct StoreDocument: Sendable, Equatable {
                     "the value of '\(key)' is nested \(value.depth) levels deep, over the limit of \(limits.maxDepth)"
             )
         }
+        // Written here rather than through one `PreferenceValue` tree, with
+        // the same bytes as `JSONText` writes for it: the keys are sorted
+        // once for `values` and `modified`, and each distinct change record
+        // is formatted once, however many keys share it.
+        let ordered = JSONText.sortedByKey(values)
+        var recordNumbers: [Int?] = []
+        recordNumbers.reserveCapacity(ordered.count)
+        var anyRecord = false
+        for (key, _) in ordered {
+            let number = modifications.recordNumber(forKey: key, isStored: true)
+            anyRecord = anyRecord || number != nil
+            recordNumbers.append(number)
+        }
         var members = otherMembers
         members["format"] = .int(Self.currentFormat)
-        members["values"] = .object(values)
+        members["values"] = .null  // written below
+        members["modified"] = anyRecord ? .null : nil  // written below
         members["version"] = .int(Int64(version))
-        var records: [String: PreferenceValue] = [:]
-        for (key, record) in modifications where values[key] != nil {
-            records[key] = record.storedValue
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64 + ordered.count * (anyRecord ? 128 : 32))
+        bytes.append(UInt8(ascii: "{"))
+        for (position, (name, member)) in JSONText.sortedByKey(members).enumerated() {
+            if position > 0 { bytes.append(UInt8(ascii: ",")) }
+            JSONText.newline(into: &bytes, indent: 1)
+            JSONText.writeString(name, into: &bytes)
+            bytes.append(contentsOf: " : ".utf8)
+            switch name {
+            case "values":
+                Self.writeMembers(ordered.lazy.map { ($0.key, $0.value) }, into: &bytes) {
+                    JSONText.write($0, into: &$1, pretty: true, indent: 2)
+                }
+            case "modified":
+                var formatted = [[UInt8]?](
+                    repeating: nil, count: modifications.distinctRecords.count)
+                let withRecords = zip(ordered, recordNumbers).lazy.compactMap {
+                    entry, number in number.map { (entry.key, $0) }
+                }
+                Self.writeMembers(withRecords, into: &bytes) { number, out in
+                    if let text = formatted[number] {
+                        out.append(contentsOf: text)
+                    } else {
+                        var text: [UInt8] = []
+                        JSONText.write(
+                            modifications.distinctRecords[number].storedValue, into: &text,
+                            pretty: true, indent: 2)
+                        out.append(contentsOf: text)
+                        formatted[number] = text
+                    }
+                }
+            default:
+                JSONText.write(member, into: &bytes, pretty: true, indent: 1)
+            }
         }
-        members["modified"] = records.isEmpty ? nil : .object(records)
-        let root: PreferenceValue = .object(members)
-        var bytes = JSONText.encodeBytes(root, pretty: true)
+        JSONText.newline(into: &bytes, indent: 0)
+        bytes.append(UInt8(ascii: "}"))
         bytes.append(0x0A)
         if bytes.count > limits.maxFileSize {
             throw PreferencesError.limitExceeded(
@@ -158,5 +195,34 @@ struct StoreDocument: Sendable, Equatable {
             )
         }
         return bytes
+    }
+
+    /// A member object of the top level, pretty-printed as `JSONText`
+    /// prints it, from members already in order.
+    private static func writeMembers<Members: Sequence<(String, Member)>, Member>(
+        _ members: Members, into out: inout [UInt8],
+        value writeValue: (Member, inout [UInt8]) -> Void
+    ) {
+        var first = true
+        for (key, member) in members {
+            out.append(UInt8(ascii: first ? "{" : ","))
+            first = false
+            JSONText.newline(into: &out, indent: 2)
+            JSONText.writeString(key, into: &out)
+            out.append(contentsOf: " : ".utf8)
+            writeValue(member, &out)
+        }
+        if first {
+            out.append(contentsOf: "{}".utf8)
+        } else {
+            JSONText.newline(into: &out, indent: 1)
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    static func == (lhs: StoreDocument, rhs: StoreDocument) -> Bool {
+        lhs.values == rhs.values && lhs.version == rhs.version
+            && lhs.otherMembers == rhs.otherMembers
+            && lhs.modifications.matches(rhs.modifications, storedKeys: lhs.values.keys)
     }
 }

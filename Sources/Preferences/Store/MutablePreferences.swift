@@ -71,11 +71,23 @@ public struct MutablePreferences: Sendable {
     }
 
     private mutating func assign(_ name: String, _ value: PreferenceValue?) {
-        if storage[name] == value { return }
+        // One lookup finds the earlier value, compares it and replaces it in
+        // place; only a new key is hashed a second time, to insert it.
+        let position = storage.index(forKey: name)
+        let earlier = position.map { storage.values[$0] }
+        if earlier == value { return }
         if journal != nil && journal?.everything == nil {
-            journal?.entries.append((name, storage[name]))
+            journal?.entries.append((name, earlier))
         }
-        storage[name] = value
+        if let position {
+            if let value {
+                storage.values[position] = value
+            } else {
+                storage.remove(at: position)
+            }
+        } else {
+            storage[name] = value
+        }
         changed = true
     }
 

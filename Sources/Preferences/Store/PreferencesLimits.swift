@@ -33,11 +33,23 @@ public struct PreferencesLimits: Sendable, Equatable {
         if key.utf8.count > maxKeyLength {
             return "key is \(key.utf8.count) bytes, over the limit of \(maxKeyLength)"
         }
-        if key.unicodeScalars.contains(where: {
-            $0.value < 0x20 || (0x7F..<0xA0).contains($0.value)
-        }) {
-            return "keys may not contain control characters"
-        }
+        // C0 controls and DEL are single bytes in UTF-8; C1 controls
+        // (U+0080 to U+009F) are 0xC2 followed by 0x80 to 0x9F.
+        let control =
+            key.utf8.withContiguousStorageIfAvailable { bytes in
+                var previous: UInt8 = 0
+                for byte in bytes {
+                    if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte < 0xA0) {
+                        return true
+                    }
+                    previous = byte
+                }
+                return false
+            }
+            ?? key.unicodeScalars.contains(where: {
+                $0.value < 0x20 || (0x7F..<0xA0).contains($0.value)
+            })
+        if control { return "keys may not contain control characters" }
         return nil
     }
 }

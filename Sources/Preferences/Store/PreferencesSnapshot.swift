@@ -16,7 +16,7 @@ public struct PreferencesSnapshot: Sendable, Equatable {
     /// Defaults registered with ``PreferencesStore/register(defaults:)``.
     public let registeredDefaults: [String: PreferenceValue]
     /// When and by whom each stored key was last changed (SPEC S18).
-    let modifications: [String: ChangeRecord]
+    let modifications: ChangeLog
     /// Top-level members of the file this version does not know, kept for
     /// writing back (SPEC §5).
     let otherMembers: [String: PreferenceValue]
@@ -29,13 +29,14 @@ public struct PreferencesSnapshot: Sendable, Equatable {
     ) {
         self.init(
             values: values, version: version, registeredDefaults: registeredDefaults,
-            modifications: modifications.mapValues(ChangeRecord.init), otherMembers: [:])
+            modifications: ChangeLog(modifications.mapValues(ChangeRecord.init)),
+            otherMembers: [:])
     }
 
     init(
         values: [String: PreferenceValue], version: Int,
         registeredDefaults: [String: PreferenceValue],
-        modifications: [String: ChangeRecord], otherMembers: [String: PreferenceValue]
+        modifications: ChangeLog, otherMembers: [String: PreferenceValue]
     ) {
         self.values = values
         self.version = version
@@ -71,7 +72,7 @@ public struct PreferencesSnapshot: Sendable, Equatable {
     /// }
     /// ```
     public func modification(forKey name: String) -> PreferenceModification? {
-        modifications[name]?.modification
+        modifications.record(forKey: name, isStored: values[name] != nil)?.modification
     }
 
     /// The key's stored value, or its default when it is absent or does not
@@ -98,4 +99,12 @@ public struct PreferencesSnapshot: Sendable, Equatable {
 
     /// The stored keys, sorted.
     public var storedKeys: [String] { values.keys.sorted() }
+
+    /// Equal values, version, registered defaults and change records.
+    public static func == (lhs: PreferencesSnapshot, rhs: PreferencesSnapshot) -> Bool {
+        lhs.values == rhs.values && lhs.version == rhs.version
+            && lhs.registeredDefaults == rhs.registeredDefaults
+            && lhs.otherMembers == rhs.otherMembers
+            && lhs.modifications.matches(rhs.modifications, storedKeys: lhs.values.keys)
+    }
 }

@@ -93,6 +93,9 @@ enum JSONText {
         key: String, value: PreferenceValue
     )] {
         let entries = Array(fields)
+        // A few members (a change record, a small object): a plain sort,
+        // without the buffers below.
+        if entries.count <= 8 { return entries.sorted { $0.key < $1.key } }
         var keyBytes: [UInt8] = []
         keyBytes.reserveCapacity(entries.count * 16)
         var spans: [(start: Int, end: Int, entry: Int)] = []
@@ -189,7 +192,7 @@ enum JSONText {
         return order.map { entries[$0] }
     }
 
-    private static func newline(into out: inout [UInt8], indent: Int) {
+    static func newline(into out: inout [UInt8], indent: Int) {
         out.append(UInt8(ascii: "\n"))
         for _ in 0..<indent { out.append(contentsOf: [0x20, 0x20]) }
     }

@@ -13,6 +13,6 @@ enum CheckCommand {
             throw CommandFailure(.invalidValue, problems[problems.count - 1].message)
         }
         context.output.print(
-            "\(context.fileURL.path): ok, \(count) \(count == 1 ? "key" : "keys")")
+            "\(context.storeName): ok, \(count) \(count == 1 ? "key" : "keys")")
     }
 }

@@ -9,7 +9,7 @@ struct CommandContext: Sendable {
     let command: CommandSpec
     let fileURL: URL
     /// The etcd cluster and key, with `--etcd` or `$PREFS_ETCD_ENDPOINTS`;
-    /// then `fileURL` is the key as a path, for messages.
+    /// then `fileURL` is unused (see ``storeName``).
     let etcd: (configuration: EtcdConfiguration, key: String)?
     /// The key manifest: `--manifest`, else `$PREFS_MANIFEST`, else the one
     /// the store published beside its file (SPEC 7.6; not for etcd), else none.
@@ -88,6 +88,13 @@ struct CommandContext: Sendable {
                 etcd: etcd.configuration, key: etcd.key, corruption: .fail)
         }
         return try await PreferencesStore(fileURL: fileURL, corruption: .fail)
+    }
+
+    /// The store as the output names it: the file's path, or for etcd the
+    /// key exactly as given and the endpoints (`KEY on etcd URL,URL`).
+    var storeName: String {
+        guard let etcd else { return fileURL.path }
+        return "\(etcd.key) on etcd \(etcd.configuration.endpointList)"
     }
 
     /// The etcd cluster and key when `--etcd` (or `$PREFS_ETCD_ENDPOINTS`

@@ -63,6 +63,25 @@ struct EtcdCLITests {
         #expect(shown.standardOutput.contains("\"counter\" : 3"))
     }
 
+    @Test func checkNamesARelativeKeyAsGivenAndTheEndpoints() async throws {
+        let cluster = try await SharedEtcd.cluster()
+        // No leading slash: an etcd key, never a path under the working directory.
+        let key = "prefs-test/relative-\(UUID().uuidString.prefix(8))"
+        let etcd = ["--etcd", cluster.endpointList, "--key", key]
+        #expect(try await prefs(etcd + ["set", "counter", "3"]).status == 0)
+        let checked = try await prefs(etcd + ["check"])
+        #expect(checked.status == 0, "\(checked.standardError)")
+        #expect(checked.line == "\(key) on etcd \(cluster.endpointList): ok, 1 key")
+        #expect(try await prefs(etcd + ["path"]).line == key)
+        let put = try await offPool { try cluster.etcdctl(["put", key], input: "{ oops") }
+        #expect(put.status == 0)
+        let corrupt = try await prefs(etcd + ["check"])
+        #expect(corrupt.status != 0)
+        #expect(corrupt.standardError.contains(key), "\(corrupt.standardError)")
+        #expect(
+            !corrupt.standardError.contains(FileManager.default.currentDirectoryPath + "/" + key))
+    }
+
     @Test func badFlagsAreUsageErrors() async throws {
         let cluster = try await SharedEtcd.cluster()
         let both = try await prefs([

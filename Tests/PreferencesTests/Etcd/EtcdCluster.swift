@@ -213,6 +213,17 @@ final class EtcdCluster: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Stops a member with SIGSTOP: it keeps its sockets open and answers
+    /// nothing, like a machine gone without closing its connections.
+    func pause(_ index: Int) {
+        if let server = serverPID(index) { sendSignal(SIGSTOP, to: server) }
+    }
+
+    /// Lets a member stopped with ``pause(_:)`` go on (SIGCONT).
+    func resume(_ index: Int) {
+        if let server = serverPID(index) { sendSignal(SIGCONT, to: server) }
+    }
+
     /// Stops every member (SIGKILL).
     func stopAll() {
         for index in members.indices { kill(index) }
@@ -314,13 +325,15 @@ final class EtcdCluster: @unchecked Sendable {
 
     // MARK: etcdctl
 
-    /// Runs `etcdctl` against the cluster, killed after 15 s at most.
+    /// Runs `etcdctl` against the cluster (or only `members`), killed after 15 s at most.
     @discardableResult
-    func etcdctl(_ arguments: [String], input: String? = nil, user: String? = nil) throws
-        -> ProcessOutput
-    {
+    func etcdctl(
+        _ arguments: [String], input: String? = nil, user: String? = nil, members: [Int]? = nil
+    ) throws -> ProcessOutput {
+        let chosen = members.map { $0.map { endpoints[$0].absoluteString } } ?? [endpointList]
         var all = [
-            "--signal=KILL", "15", etcdctlPath!, "--endpoints=\(endpointList)",
+            "--signal=KILL", "15", etcdctlPath!,
+            "--endpoints=\(chosen.joined(separator: ","))",
             "--dial-timeout=3s", "--command-timeout=5s",
         ]
         if let user { all.append("--user=\(user)") }

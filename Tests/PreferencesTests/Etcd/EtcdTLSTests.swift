@@ -111,6 +111,50 @@ struct EtcdTLSTests {
             }
             #expect(put.status == 0)
             #expect(await feed.next(2) == 2, "the watch works over https")
+
+            // A member that stops answering (SIGSTOP keeps its connections
+            // open): an https call ends at the timeout with one clear line,
+            // and all works again, with no reopen, once it answers.
+            let bounded = try await PreferencesStore(
+                storage: cluster.storage(key, timeout: 5, sharesState: false))
+            try await offPool { cluster.pause(0) }
+            let started = Date()
+            await #expect {
+                try await bounded.set(.counter, 3)
+            } throws: { error in
+                guard case PreferencesError.io(_, _, _, let message) = error else {
+                    return false
+                }
+                return message.contains(cluster.endpoints[0].absoluteString)
+                    && !"\(error)".contains("\n")
+            }
+            let waited = Date().timeIntervalSince(started)
+            // A set is up to three calls of at most 5 s each (a read, the
+            // transaction, and the read that looks for a lost answer's
+            // outcome): bounded, never a hang.
+            #expect(waited < 25, "the call gave up after \(waited) s")
+            #expect(bounded[.counter] == 2, "reads keep the last known state")
+            try await offPool { cluster.resume(0) }
+            try await bounded.set(.counter, 4)
+            #expect(await feed.next(4) == 4)
+
+            // Killed while the watch streams and a call may be in flight (sent
+            // to the stopped member, or not yet): the call fails with one
+            // line, the process goes on, and the store works again, with no
+            // reopen, once the member is back.
+            try await offPool { cluster.pause(0) }
+            let inFlight = Task { try await bounded.set(.counter, 5) }
+            try await offPool { cluster.kill(0) }
+            let result = await inFlight.result
+            guard case .failure(PreferencesError.io(_, _, _, let message)) = result else {
+                Issue.record("expected an .io error, got \(result)")
+                return
+            }
+            #expect(message.contains(cluster.endpoints[0].absoluteString), "\(message)")
+            #expect(!message.contains("\n"))
+            try await offPool { try cluster.restart(0) }
+            try await bounded.set(.counter, 6)
+            #expect(await feed.next(6, timeout: .seconds(30)) == 6, "the watch came back")
         }
     }
 }

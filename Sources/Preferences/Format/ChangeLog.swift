@@ -1,0 +1,180 @@
+/// When and by whom each stored key was last changed (SPEC S18), kept
+/// compactly in memory.
+///
+/// A write stamps every key it changes with one record, and an import or a
+/// migration changes thousands of keys in one write; so most keys of a
+/// store share a few records. The log keeps each distinct record once, one
+/// of them as the record of every stored key it does not list by name, and
+/// lists by name only the keys with another record, or with none. A
+/// 10,000-key store written by one import holds one record and an empty
+/// list, where a dictionary of records by key took about 2 MiB.
+///
+/// The log does not hold the stored keys themselves: a lookup says whether
+/// the key is stored (the snapshot or document beside it knows).
+struct ChangeLog: Sendable {
+    /// The distinct records the keys refer to.
+    private var records: [ChangeRecord] = []
+    /// The index in `records` of the record of every stored key that
+    /// `others` does not list; nil when such keys have none.
+    private var shared: Int32?
+    /// Keys whose record is not the shared one: an index in `records`, or
+    /// `none` for a key with no record.
+    private var others: [String: Int32] = [:]
+
+    private static let none: Int32 = -1
+
+    init() {}
+
+    /// A log with these records, by key (keys need not be stored).
+    init(_ recordsByKey: [String: ChangeRecord]) {
+        var interned = Interner()
+        others.reserveCapacity(recordsByKey.count)
+        for (key, record) in recordsByKey { others[key] = interned.index(of: record) }
+        records = interned.records
+    }
+
+    /// The record of `key`; `isStored` says whether the key is stored now.
+    func record(forKey key: String, isStored: Bool) -> ChangeRecord? {
+        recordNumber(forKey: key, isStored: isStored).map { records[$0] }
+    }
+
+    /// The number of the record of `key` among ``distinctRecords``, so a
+    /// writer can format each distinct record once.
+    func recordNumber(forKey key: String, isStored: Bool) -> Int? {
+        if !others.isEmpty, let index = others[key] {
+            return index == Self.none ? nil : Int(index)
+        }
+        guard isStored, let shared else { return nil }
+        return Int(shared)
+    }
+
+    /// The distinct records, numbered as ``recordNumber(forKey:isStored:)`` numbers them.
+    var distinctRecords: [ChangeRecord] { records }
+
+    /// Every record a stored key has, by key.
+    func recordsByKey<Keys: Sequence<String>>(storedKeys: Keys) -> [String: ChangeRecord] {
+        var result: [String: ChangeRecord] = [:]
+        for key in storedKeys {
+            if let record = record(forKey: key, isStored: true) { result[key] = record }
+        }
+        return result
+    }
+
+    /// Whether both logs give the same record to each of `storedKeys` and
+    /// to each key either lists by name.
+    func matches<Keys: Sequence<String>>(_ other: ChangeLog, storedKeys: Keys) -> Bool {
+        var stored = Set<String>()
+        for key in storedKeys {
+            stored.insert(key)
+            if record(forKey: key, isStored: true) != other.record(forKey: key, isStored: true) {
+                return false
+            }
+        }
+        for key in others.keys.lazy.filter({ !stored.contains($0) })
+        where record(forKey: key, isStored: false) != other.record(forKey: key, isStored: false) {
+            return false
+        }
+        for key in other.others.keys.lazy.filter({ !stored.contains($0) })
+        where record(forKey: key, isStored: false) != other.record(forKey: key, isStored: false) {
+            return false
+        }
+        return true
+    }
+
+    // MARK: Building
+
+    /// The log of a document read from a file: `storedRecord` gives each
+    /// stored key's entry of the `modified` member, if it has one.
+    init<Values: Collection<String>>(
+        storedKeys: Values, storedRecord: (String) -> ChangeRecord?
+    ) {
+        var interned = Interner()
+        var indices: [Int32] = []
+        indices.reserveCapacity(storedKeys.count)
+        for key in storedKeys {
+            indices.append(storedRecord(key).map { interned.index(of: $0) } ?? Self.none)
+        }
+        self.init(keys: storedKeys, indices: indices, records: interned.records)
+    }
+
+    /// The log after a write from `baseValues` (whose log is `base`) to
+    /// `values`: `stamp` for each key whose value changed, the earlier
+    /// record for the others.
+    init(
+        editing base: ChangeLog, baseValues: [String: PreferenceValue],
+        values: [String: PreferenceValue], stamp: ChangeRecord
+    ) {
+        var records = base.records
+        let stampIndex = Int32(records.count)
+        records.append(stamp)
+        var indices: [Int32] = []
+        indices.reserveCapacity(values.count)
+        let baseOthers = base.others
+        let baseShared = base.shared ?? Self.none
+        for (key, value) in values {
+            if baseValues.isEmpty || baseValues[key] != value {
+                indices.append(stampIndex)
+            } else {
+                indices.append(baseOthers.isEmpty ? baseShared : baseOthers[key] ?? baseShared)
+            }
+        }
+        self.init(keys: values.keys, indices: indices, records: records)
+    }
+
+    /// Chooses the record most keys have as the shared one, lists the
+    /// other keys, and keeps only the records some key refers to.
+    private init<Values: Collection<String>>(
+        keys: Values, indices: [Int32], records: [ChangeRecord]
+    ) {
+        var counts = [Int](repeating: 0, count: records.count)
+        var withNone = 0
+        for index in indices {
+            if index == Self.none { withNone += 1 } else { counts[Int(index)] += 1 }
+        }
+        // The most frequent record; on a tie, the later (newer) one.
+        var best: Int32?
+        var bestCount = withNone
+        for (index, count) in counts.enumerated() where count > 0 && count >= bestCount {
+            (best, bestCount) = (Int32(index), count)
+        }
+        // Keep used records only, renumbered in their first order.
+        var renumbered = [Int32](repeating: Self.none, count: records.count)
+        var kept: [ChangeRecord] = []
+        for (index, count) in counts.enumerated() where count > 0 {
+            renumbered[index] = Int32(kept.count)
+            kept.append(records[index])
+        }
+        self.records = kept
+        self.shared = best.map { renumbered[Int($0)] }
+        let sharedOld = best ?? Self.none
+        let listed = indices.count - bestCount
+        if listed > 0 {
+            others.reserveCapacity(listed)
+            for (key, index) in zip(keys, indices) where index != sharedOld {
+                others[key] = index == Self.none ? Self.none : renumbered[Int(index)]
+            }
+        }
+    }
+
+    /// Gives each distinct record one index. Consecutive keys often carry
+    /// equal records, so the last one is compared before hashing.
+    private struct Interner {
+        var records: [ChangeRecord] = []
+        var indices: [ChangeRecord: Int32] = [:]
+        var last: (ChangeRecord, Int32)?
+
+        mutating func index(of record: ChangeRecord) -> Int32 {
+            if let last, last.0 == record { return last.1 }
+            let index: Int32
+            if let known = indices[record] {
+                index = known
+            } else {
+                index = Int32(records.count)
+                records.append(record)
+                indices[record] = index
+            }
+            last = (record, index)
+            return index
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+
+@testable import Preferences
+
+/// The file's bytes are written by a writer of their own (keys sorted once,
+/// each distinct change record formatted once); they must be exactly what
+/// the general JSON writer gives for the same document (SPEC §5).
+@Suite struct StoreDocumentEncodingTests {
+    /// The document as one JSON tree, written by the general writer.
+    static func reference(_ document: StoreDocument) -> [UInt8] {
+        var members = document.otherMembers
+        members["format"] = .int(StoreDocument.currentFormat)
+        members["values"] = .object(document.values)
+        members["version"] = .int(Int64(document.version))
+        var records: [String: PreferenceValue] = [:]
+        for key in document.values.keys {
+            if let record = document.modifications.record(forKey: key, isStored: true) {
+                records[key] = record.storedValue
+            }
+        }
+        if !records.isEmpty { members["modified"] = .object(records) }
+        return JSONText.encodeBytes(.object(members), pretty: true) + [0x0A]
+    }
+
+    static let alice = ChangeRecord(
+        PreferenceModification(
+            date: Date(timeIntervalSince1970: 1_700_000_000.123), user: "alice", program: "app"))
+    static let bob = ChangeRecord(
+        PreferenceModification(
+            date: Date(timeIntervalSince1970: 1_800_000_000), user: "root", sudoUser: "bob",
+            program: "prefs"))
+
+    static let documents: [(String, StoreDocument)] = {
+        var many: [String: PreferenceValue] = [:]
+        var records: [String: ChangeRecord] = [:]
+        for index in 0..<300 {
+            let key = "setting.\(index)"
+            many[key] = index % 2 == 0 ? .int(Int64(index)) : .string("v\(index)")
+            if index % 7 != 0 { records[key] = index % 5 == 0 ? bob : alice }
+        }
+        return [
+            ("empty", StoreDocument()),
+            ("no records", StoreDocument(values: ["b": true, "a": [1, 2], "c": ["x": .null]])),
+            (
+                "records, unknown members and a version",
+                StoreDocument(
+                    values: many, version: 3, modifications: ChangeLog(records),
+                    otherMembers: ["future": ["note": [1, 2]], "aardvark": 1, "zz": "last"])
+            ),
+            (
+                "keys outside ASCII, and a record of a key that is not stored",
+                StoreDocument(
+                    values: ["été": 1, "ete": 2, "Zoë": "x", "a\"b": .double(1.5)],
+                    modifications: ChangeLog(["été": alice, "gone": bob, "a\"b": bob]))
+            ),
+        ]
+    }()
+
+    @Test(arguments: documents.map(\.0))
+    func theWrittenBytesAreThoseOfTheGeneralWriter(_ name: String) throws {
+        let document = try #require(Self.documents.first { $0.0 == name }?.1)
+        let bytes = try document.encode(file: "f", limits: PreferencesLimits())
+        #expect(
+            String(decoding: bytes, as: UTF8.self)
+                == String(decoding: Self.reference(document), as: UTF8.self))
+        // And they read back as the same document.
+        let decoded = try StoreDocument.decode(bytes, file: "f", limits: PreferencesLimits())
+        #expect(decoded.values == document.values)
+        for key in document.values.keys {
+            #expect(
+                decoded.modifications.record(forKey: key, isStored: true)
+                    == document.modifications.record(forKey: key, isStored: true))
+        }
+    }
+}
