@@ -101,7 +101,7 @@ private struct Settings: PreferencesRecord {
 
     @Test func aChangeByPrefsNamesPrefs() async throws {
         let workspace = try CLIWorkspace()
-        #expect(try workspace.prefs("set", "language", "fr").status == 0)
+        #expect(try await workspace.prefs("set", "language", "fr").status == 0)
         let store = try await PreferencesStore(fileURL: workspace.store)
         let change = try #require(store.snapshot.modification(forKey: "language"))
         #expect(change.program == "prefs")

@@ -54,44 +54,13 @@ enum FileIntegrity {
     }
 
     /// Runs a product to completion as `user` (via setpriv), or as ourselves
-    /// when nil, waiting on a dedicated thread at most `seconds`.
+    /// when nil, waiting off the cooperative pool at most `seconds`; past
+    /// that the child is killed and the call throws with what it printed.
     static func runProduct(
         _ product: String, _ arguments: [String], as user: UInt32? = nil,
         within seconds: Double = 60
     ) async throws -> ProcessOutput {
-        let outcome = await onThread(within: seconds) {
-            Result { try runBlocking(product, arguments, as: user) }
-        }
-        guard let outcome else {
-            throw PreferencesError.io(
-                operation: "wait for", path: product, code: 0,
-                message: "\(arguments.joined(separator: " ")) still running after \(seconds) s")
-        }
-        return try outcome.get()
-    }
-
-    private static func runBlocking(_ product: String, _ arguments: [String], as user: UInt32?)
-        throws -> ProcessOutput
-    {
-        guard let user else { return try run(product, arguments) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments =
-            ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", productURL(product).path]
-            + arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return ProcessOutput(
-            status: process.terminationStatus,
-            standardOutput: String(decoding: outData, as: UTF8.self),
-            standardError: String(decoding: errData, as: UTF8.self))
+        try await runChild(product, arguments, as: user, timeout: .seconds(seconds))
     }
 
     /// `stat` of a path without following a final symlink.
@@ -148,10 +117,12 @@ final class LockHolder: @unchecked Sendable {
 
     func stop() { sendSignal(SIGSTOP, to: pid) }
 
-    deinit {
-        sendSignal(SIGKILL, to: pid)
-        process.waitUntilExit()
-    }
+    /// Closes the child's input: it lets the lock go and exits.
+    func release() { try? input.fileHandleForWriting.close() }
+
+    // Killed, not waited for: a deinit runs on whatever thread drops the
+    // last reference, often one of the cooperative pool's. Foundation reaps it.
+    deinit { sendSignal(SIGKILL, to: pid) }
 }
 
 /// A ramfs mounted for one test (root on Linux only). Its timestamps come
@@ -165,13 +136,12 @@ final class RamfsMount {
     init?() {
         guard let directory = try? TemporaryDirectory() else { return nil }
         self.directory = directory
-        guard
-            (try? runTool(
-                "/bin/mount", ["-t", "ramfs", "-o", "mode=0700", "ramfs", directory.path])) == 0
-        else { return nil }
+        guard FileSystemMount.mount("ramfs", at: directory.path, options: "mode=0700") else {
+            return nil
+        }
     }
 
-    deinit { _ = try? runTool("/bin/umount", ["-l", directory.path]) }
+    deinit { FileSystemMount.unmount(directory.path) }
 
     static let isAvailable: Bool = RamfsMount() != nil
 }

@@ -94,3 +94,22 @@ import Testing
         #expect(waited >= .seconds(10))
     }
 }
+
+/// The lock's holder comes from `/proc/locks`, which the kernel hands out
+/// about a page per read, whatever its size: a busy system lists more locks
+/// than one read returns, and the holder may be on any page.
+@Suite struct ProcFileReadingTests {
+    static let listing = "/proc/kallsyms"
+    static let isLong =
+        (try? FileManager.default.attributesOfItem(atPath: listing)) != nil
+        && (FileHandle(forReadingAtPath: listing).flatMap { try? $0.read(upToCount: 8192) }?
+            .count ?? 0) > 4096
+
+    @Test(.enabled(if: isLong, "needs a /proc file longer than a page (/proc/kallsyms)"))
+    func aProcFileIsReadToItsEndNotToItsFirstPage() throws {
+        let whole = try #require(try FileHandle(forReadingAtPath: Self.listing)?.readToEnd())
+        let read = try #require(try Platform.readFile(Self.listing, limit: 64 << 20))
+        #expect(whole.count > 8192)
+        #expect(read.bytes.count == whole.count)
+    }
+}

@@ -18,7 +18,7 @@ import Testing
         let record = try await RecordStore<Counted>(fileURL: url)
         #expect(store[.counter] == 0)
 
-        let result = try run("prefs", ["--file", url.path, "set", "counter", "5"])
+        let result = try await runChild("prefs", ["--file", url.path, "set", "counter", "5"])
         #expect(result.status == 0, "prefs set: \(result.standardError)")
         let seen = await eventually { store[.counter] == 5 }
         #expect(seen, "store[.counter] is still \(store[.counter]) 10 s after `prefs set` returned")
@@ -40,9 +40,9 @@ import Testing
         #expect(!store.core.isWatching)
         let neighbour = try await PreferencesStore(fileURL: directory.file("other.json"))
 
-        var result = try run("prefs", ["--file", url.path, "set", "counter", "5"])
+        var result = try await runChild("prefs", ["--file", url.path, "set", "counter", "5"])
         #expect(result.status == 0, "prefs set: \(result.standardError)")
-        result = try run("prefs", ["--file", neighbour.location, "set", "counter", "6"])
+        result = try await runChild("prefs", ["--file", neighbour.location, "set", "counter", "6"])
         #expect(result.status == 0, "prefs set: \(result.standardError)")
         let seen = await eventually { neighbour[.counter] == 6 }
         #expect(seen, "the live neighbour never saw its write")
@@ -56,7 +56,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let url = directory.url.appendingPathComponent("later/prefs.json")
         let store = try await PreferencesStore(fileURL: url)
-        let result = try run("prefs", ["--file", url.path, "set", "counter", "9"])
+        let result = try await runChild("prefs", ["--file", url.path, "set", "counter", "9"])
         #expect(result.status == 0, "prefs set: \(result.standardError)")
         let seen = await eventually { store[.counter] == 9 }
         #expect(seen, "store[.counter] is still \(store[.counter]) after the directory appeared")
@@ -83,7 +83,7 @@ import Testing
         #expect(polling, "the store kept its watch on a removed directory")
 
         // `prefs set` creates the directory again.
-        var result = try run("prefs", ["--file", url.path, "set", "counter", "3"])
+        var result = try await runChild("prefs", ["--file", url.path, "set", "counter", "3"])
         #expect(result.status == 0, "prefs set: \(result.standardError)")
         let seen = await eventually { store[.counter] == 3 }
         #expect(seen, "store[.counter] is \(store[.counter]) after the directory came back")
@@ -91,7 +91,7 @@ import Testing
         #expect(native, "the store still polls although its directory is back")
         if Self.hasProc { #expect(DirectoryWatches.count(of: folder.path) == 1) }
 
-        result = try run("prefs", ["--file", url.path, "set", "counter", "4"])
+        result = try await runChild("prefs", ["--file", url.path, "set", "counter", "4"])
         #expect(result.status == 0, "prefs set: \(result.standardError)")
         let again = await eventually { store[.counter] == 4 }
         #expect(

@@ -32,11 +32,11 @@ private struct Display: PreferencesRecord {
         #expect(store.problems.isEmpty)
         let manifest = try PreferencesManifest.load(from: published)
         #expect(manifest["language"]?.defaultValue == "en")
-        let output = try workspace.prefs("get", "language")
+        let output = try await workspace.prefs("get", "language")
         #expect(output.status == 0, "\(output.standardError)")
         #expect(output.line == "en")
         // And set types as the service reads: a Double key takes "15" as 15.0.
-        #expect(try workspace.prefs("set", "map_zoom", "15").status == 0)
+        #expect(try await workspace.prefs("set", "map_zoom", "15").status == 0)
         #expect(try await workspace.storedValues()["map_zoom"] == .double(15))
     }
 
@@ -63,22 +63,22 @@ private struct Display: PreferencesRecord {
         #expect(manifest["theme"]?.type == .string)
         #expect(manifest["zoom"]?.type == .double)
         #expect(manifest["columns"]?.type == .int)
-        #expect(try workspace.prefs("set", "zoom", "14.5").status == 0)
+        #expect(try await workspace.prefs("set", "zoom", "14.5").status == 0)
         try await display.store.reload()
         #expect(display.value.zoom == 14.5)
-        #expect(try workspace.prefs("get", "columns").line == "3")
+        #expect(try await workspace.prefs("get", "columns").line == "3")
     }
 
     @Test func listDefaultsShowsUnsetDeclaredKeysMarked() async throws {
         _ = try await PreferencesStore(
             fileURL: workspace.store, declaring: [PreferenceKeys.language, PreferenceKeys.darkMode])
-        try workspace.prefs("set", "dark_mode", "true")
-        let output = try workspace.prefs("list", "--defaults")
+        try await workspace.prefs("set", "dark_mode", "true")
+        let output = try await workspace.prefs("list", "--defaults")
         #expect(output.status == 0, "\(output.standardError)")
         #expect(output.standardOutput == "dark_mode = true\nlanguage = \"en\"  # default\n")
         // Without --defaults, only what is stored.
-        #expect(try workspace.prefs("list").standardOutput == "dark_mode = true\n")
-        let json = try workspace.prefs("list", "--defaults", "--json")
+        #expect(try await workspace.prefs("list").standardOutput == "dark_mode = true\n")
+        let json = try await workspace.prefs("list", "--defaults", "--json")
         #expect(
             try PreferenceValue(jsonText: json.standardOutput) == [
                 "dark_mode": ["value": true], "language": ["value": "en", "default": true],
@@ -88,18 +88,18 @@ private struct Display: PreferencesRecord {
     @Test func getLongSaysWhoChangedTheKeyOrThatItIsADefault() async throws {
         _ = try await PreferencesStore(
             fileURL: workspace.store, declaring: [PreferenceKeys.language])
-        #expect(try workspace.prefs("get", "language", "--long").line == "en  # default")
-        try workspace.prefs("set", "language", "fr")
-        let line = try workspace.prefs("get", "language", "--long").line
+        #expect(try await workspace.prefs("get", "language", "--long").line == "en  # default")
+        try await workspace.prefs("set", "language", "fr")
+        let line = try await workspace.prefs("get", "language", "--long").line
         #expect(line.hasPrefix("fr  # "), "\(line)")
         #expect(line.hasSuffix(" by \(effectiveUserName()) using prefs"), "\(line)")
     }
 
-    @Test func theEnvironmentVariableNamesAManifest() throws {
+    @Test func theEnvironmentVariableNamesAManifest() async throws {
         let manifest = workspace.file("elsewhere.json")
         try write(
             #"{"format": 1, "keys": {"retries": {"type": "int", "default": 3}}}"#, to: manifest)
-        let output = try workspace.prefs(
+        let output = try await workspace.prefs(
             environment: ["PREFS_MANIFEST": manifest.path],
             ["--file", workspace.store.path, "get", "retries"])
         #expect(output.status == 0, "\(output.standardError)")

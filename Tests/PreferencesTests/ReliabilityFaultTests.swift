@@ -55,13 +55,13 @@ import Testing
             }
         }
 
-        func inject(_ directory: URL, _ file: URL) throws {
+        func inject(_ directory: URL, _ file: URL) async throws {
             switch self {
             case .diskFull:
                 // Another program fills the file system to the last block; the
                 // count is bounded (more blocks than the mount holds), so dd
                 // ends with "No space left on device" and never runs on.
-                let status = try runTool(
+                let status = try await runTool(
                     "/usr/bin/dd",
                     [
                         "if=/dev/zero", "of=\(directory.path)/filler", "bs=4096",
@@ -69,34 +69,38 @@ import Testing
                     ])
                 #expect(status != 0, "dd did not fill the file system")
             case .readOnlyDirectory:
-                try #require(try runTool("/usr/bin/chmod", ["0555", directory.path]) == 0)
+                try #require(try await runTool("/usr/bin/chmod", ["0555", directory.path]) == 0)
             case .unreadableFile:
-                try #require(try runTool("/usr/bin/chmod", ["0000", file.path]) == 0)
+                try #require(try await runTool("/usr/bin/chmod", ["0000", file.path]) == 0)
             case .lockedOutOfLockFile:
-                try #require(try runTool("/usr/bin/chown", ["0:0", file.path + ".lock"]) == 0)
-                try #require(try runTool("/usr/bin/chmod", ["0600", file.path + ".lock"]) == 0)
+                try #require(
+                    try await runTool("/usr/bin/chown", ["0:0", file.path + ".lock"]) == 0)
+                try #require(
+                    try await runTool("/usr/bin/chmod", ["0600", file.path + ".lock"]) == 0)
             case .directoryInPlaceOfFile:
-                try #require(try runTool("/usr/bin/mv", [file.path, file.path + ".aside"]) == 0)
-                try #require(try runTool("/usr/bin/mkdir", [file.path]) == 0)
+                try #require(
+                    try await runTool("/usr/bin/mv", [file.path, file.path + ".aside"]) == 0)
+                try #require(try await runTool("/usr/bin/mkdir", [file.path]) == 0)
             }
         }
 
-        func remove(_ directory: URL, _ file: URL) throws {
+        func remove(_ directory: URL, _ file: URL) async throws {
             switch self {
             case .diskFull:
                 try FileManager.default.removeItem(atPath: directory.path + "/filler")
             case .readOnlyDirectory:
-                try #require(try runTool("/usr/bin/chmod", ["0755", directory.path]) == 0)
+                try #require(try await runTool("/usr/bin/chmod", ["0755", directory.path]) == 0)
             case .unreadableFile:
-                try #require(try runTool("/usr/bin/chmod", ["0600", file.path]) == 0)
+                try #require(try await runTool("/usr/bin/chmod", ["0600", file.path]) == 0)
             case .lockedOutOfLockFile:
                 try #require(
-                    try runTool(
+                    try await runTool(
                         "/usr/bin/chown", ["\(nobodyUser):\(nobodyUser)", file.path + ".lock"]) == 0
                 )
             case .directoryInPlaceOfFile:
-                try #require(try runTool("/usr/bin/rmdir", [file.path]) == 0)
-                try #require(try runTool("/usr/bin/mv", [file.path + ".aside", file.path]) == 0)
+                try #require(try await runTool("/usr/bin/rmdir", [file.path]) == 0)
+                try #require(
+                    try await runTool("/usr/bin/mv", [file.path + ".aside", file.path]) == 0)
             }
         }
 
@@ -159,7 +163,7 @@ import Testing
                 at: directory, withIntermediateDirectories: false)
         }
         if fault.runsAsAnotherUser {
-            _ = try runTool("/usr/bin/chmod", ["0755", temporary.path])
+            _ = try await runTool("/usr/bin/chmod", ["0755", temporary.path])
             giveAway(directory.path, to: nobodyUser)
         }
         let file = directory.appendingPathComponent("prefs.json")
@@ -168,13 +172,13 @@ import Testing
         #expect(try await store.send("set other 2") == "ok")
         let before = try Data(contentsOf: file)
 
-        try fault.inject(directory, file)
+        try await fault.inject(directory, file)
         let answer = try await store.send("set kept 99")
         #expect(ServedStore.ioCode(answer) == fault.code, "\(answer)")
         #expect(try Data(contentsOf: fault.oldBytesLocation(file)) == before)
         #expect(try await store.send("get kept") == "value 1")
 
-        try fault.remove(directory, file)
+        try await fault.remove(directory, file)
         #expect(try Data(contentsOf: file) == before)
         #expect(try await store.send("set kept 100") == "ok")
         #expect(try storedInteger("kept", in: file) == 100)

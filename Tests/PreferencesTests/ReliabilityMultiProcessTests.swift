@@ -17,11 +17,11 @@ import Testing
 
     /// How other keys get set beside the incrementers: the `prefs` tool when
     /// this build has it, else a one-shot harness child (same library calls).
-    static func sideWriter(_ url: URL) throws -> (
+    static func sideWriter(_ url: URL) async throws -> (
         product: String, arguments: (String, Int) -> [String]
     ) {
         let probe = url.deletingLastPathComponent().appendingPathComponent("probe.json")
-        _ = try? run("prefs", ["--file", probe.path, "set", "probe", "1"])
+        _ = try? await runChild("prefs", ["--file", probe.path, "set", "probe", "1"])
         if (try? storedInteger("probe", in: probe)) == 1 {
             return ("prefs", { key, value in ["--file", url.path, "set", key, "\(value)"] })
         }
@@ -31,7 +31,7 @@ import Testing
     @Test func incrementsAreExactWithOtherKeysSetBeside() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
-        let writer = try Self.sideWriter(url)
+        let writer = try await Self.sideWriter(url)
         let done = Flag()
         let side = Task.detached { () -> (set: [String: Int64], count: Int, failures: [String]) in
             var set: [String: Int64] = [:]

@@ -13,9 +13,16 @@ import Testing
         let count = Atomic<Int>(0)
     }
 
-    /// Another program (`mv`) renames `replacement` over `file`.
+    /// Another program (`mv`) renames `replacement` over `file`; this one
+    /// blocks, for a store's transform (on the store's queue).
     static func swap(_ replacement: URL, over file: URL) {
         let status = try? runTool("/usr/bin/mv", [replacement.path, file.path])
+        #expect(status == 0)
+    }
+
+    /// ``swap(_:over:)`` for a test's own task.
+    static func swap(_ replacement: URL, over file: URL) async {
+        let status = try? await runTool("/usr/bin/mv", [replacement.path, file.path])
         #expect(status == 0)
     }
 
@@ -75,7 +82,7 @@ import Testing
         try write(
             "{\n  \"format\" : 1,\n  \"values\" : {\n    \"language\" : \"it\"\n  }\n}\n",
             to: repaired)
-        Self.swap(repaired, over: file)
+        await Self.swap(repaired, over: file)
         try await store.set(.counter, 8)
         #expect(store[.language] == "it")
         #expect(try storedInteger("counter", in: file) == 8)

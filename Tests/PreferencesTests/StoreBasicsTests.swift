@@ -156,11 +156,15 @@ import Testing
         try await store.set(.counter, 1)
         let (started, startedContinuation) = AsyncStream<Void>.makeStream()
         let release = DispatchSemaphore(value: 0)
+        let gaveUp = Locked(false)
         let edit = Task {
             try await store.edit { prefs in
                 prefs[.counter] = 2
                 startedContinuation.yield()
-                release.wait()
+                // On the store's queue, not the cooperative pool; bounded all the same.
+                if release.wait(timeout: .now() + 60) == .timedOut {
+                    gaveUp.withLock { $0 = true }
+                }
             }
         }
         var iterator = started.makeAsyncIterator()
@@ -168,6 +172,7 @@ import Testing
         #expect(store[.counter] == 1)
         release.signal()
         try await edit.value
+        #expect(!gaveUp.withLock { $0 }, "the slow edit was never released")
         #expect(store[.counter] == 2)
     }
 

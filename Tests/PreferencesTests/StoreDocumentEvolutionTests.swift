@@ -36,10 +36,10 @@ import Testing
         #expect(members["values"] == ["language": "fr", "dark_mode": true])
     }
 
-    @Test func anUnknownTopLevelMemberSurvivesAPrefsWrite() throws {
+    @Test func anUnknownTopLevelMemberSurvivesAPrefsWrite() async throws {
         let workspace = try CLIWorkspace()
         try write(Self.fileWithAFutureMember, to: workspace.store)
-        let output = try workspace.prefs("set", "language", "de")
+        let output = try await workspace.prefs("set", "language", "de")
         #expect(output.status == 0, "\(output.standardError)")
         let root = try PreferenceValue(jsonText: try #require(contents(workspace.store)))
         guard case .object(let members) = root else {

@@ -64,7 +64,7 @@ struct StorePermissionFaultTests {
         let store = try await PreferencesStore(fileURL: url)
         try await store.set(.counter, 1)
         // The temp directory's parent must be reachable by the other user.
-        _ = try runTool("/bin/chmod", ["0755", directory.path])
+        _ = try await runTool("/bin/chmod", ["0755", directory.path])
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
         process.arguments = [

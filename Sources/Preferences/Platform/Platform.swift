@@ -170,8 +170,10 @@ enum Platform {
                 throw PreferencesError.corrupted(
                     file: path, reason: "file is over the limit of \(limit) bytes")
             }
-            // A regular file returns less than asked for only at its end.
-            if count < capacity { break }
+            // A regular file returns less than asked for only at its end;
+            // a file that states no size (/proc) hands out a page at a time
+            // and is read until a read returns nothing.
+            if count < capacity && info.size > 0 { break }
         }
         return (bytes, info)
     }

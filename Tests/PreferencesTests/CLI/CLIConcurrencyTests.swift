@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 
 @testable import Preferences
@@ -15,23 +14,23 @@ import Testing
         let increments = 300
         let service = try RunningProcess(
             "prefs-harness", ["increment", path, "counter", "\(increments)"])
-        let failures = Mutex<[String]>([])
-        await onThreads(loops) { loop in
-            for step in 0..<setsPerLoop {
-                do {
-                    let output = try run(
-                        "prefs", ["--file", path, "set", "loop\(loop).\(step)", "\(step)"])
-                    if output.status != 0 {
-                        failures.withLock { $0.append(output.standardError) }
+        let failures = try await withThrowingTaskGroup(of: [String].self) { group in
+            for loop in 0..<loops {
+                group.addTask {
+                    var failures: [String] = []
+                    for step in 0..<setsPerLoop {
+                        let output = try await runChild(
+                            "prefs", ["--file", path, "set", "loop\(loop).\(step)", "\(step)"])
+                        if output.status != 0 { failures.append(output.standardError) }
                     }
-                } catch {
-                    failures.withLock { $0.append("\(error)") }
+                    return failures
                 }
             }
+            return try await group.reduce(into: []) { $0 += $1 }
         }
         #expect(try await service.nextLine() == "done")
         #expect(try await service.exit() == 0)
-        #expect(failures.withLock { $0 } == [])
+        #expect(failures == [])
 
         let values = try await workspace.storedValues()
         #expect(values["counter"] == .int(Int64(increments)))

@@ -61,13 +61,13 @@ import Testing
     ]
 
     @Test(arguments: failures)
-    func failingCommandsExitWithTheirStatusAndLeaveTheStoreAlone(failure: Failure) throws {
+    func failingCommandsExitWithTheirStatusAndLeaveTheStoreAlone(failure: Failure) async throws {
         let workspace = try CLIWorkspace()
-        try workspace.prefs("set", "keep", "me")
+        try await workspace.prefs("set", "keep", "me")
         let before = try #require(contents(workspace.store))
         let stamp = try identity(workspace.store)
 
-        let output = try workspace.prefs(failure.arguments)
+        let output = try await workspace.prefs(failure.arguments)
         #expect(output.status == failure.status)
         #expect(output.standardOutput == "")
         #expect(output.standardError.hasPrefix("prefs: error: " + failure.message))
@@ -77,9 +77,9 @@ import Testing
         #expect(try identity(workspace.store) == stamp)
     }
 
-    @Test func usageErrorsNameTheCommandsUsageOnTheSameLine() throws {
+    @Test func usageErrorsNameTheCommandsUsageOnTheSameLine() async throws {
         let workspace = try CLIWorkspace()
-        let output = try workspace.prefs("get", "--bogus")
+        let output = try await workspace.prefs("get", "--bogus")
         #expect(output.status == 2)
         #expect(
             output.standardError
@@ -91,10 +91,10 @@ import Testing
         ["get", "a"], ["set", "a", "2"], ["delete", "a"], ["list"], ["clear"], ["export"],
         ["check"], ["watch"],
     ])
-    func aCorruptStoreExitsFourAndIsNotTouched(arguments: [String]) throws {
+    func aCorruptStoreExitsFourAndIsNotTouched(arguments: [String]) async throws {
         let workspace = try CLIWorkspace()
         try write("{\"format\":1,\"values\":{\"a\":1", to: workspace.store)
-        let output = try workspace.prefs(arguments)
+        let output = try await workspace.prefs(arguments)
         #expect(output.status == 4)
         #expect(
             output.standardError.hasPrefix(
@@ -105,11 +105,11 @@ import Testing
     }
 
     @Test(arguments: [["get", "a"], ["set", "a", "1"], ["list"]])
-    func aDirectoryWhereTheFileShouldBeIsAnIOError(arguments: [String]) throws {
+    func aDirectoryWhereTheFileShouldBeIsAnIOError(arguments: [String]) async throws {
         let workspace = try CLIWorkspace()
         try FileManager.default.createDirectory(
             at: workspace.store, withIntermediateDirectories: false)
-        let output = try workspace.prefs(arguments)
+        let output = try await workspace.prefs(arguments)
         #expect(output.status == 5)
         #expect(output.standardError.hasPrefix("prefs: error: cannot "))
         #expect(output.standardError.contains(workspace.store.path))

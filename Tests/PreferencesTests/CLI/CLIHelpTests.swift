@@ -8,8 +8,8 @@ import Testing
     ]
 
     @Test(arguments: [["--help"], ["-h"]])
-    func toolHelpListsEveryCommandWithExamples(arguments: [String]) throws {
-        let output = try run("prefs", arguments)
+    func toolHelpListsEveryCommandWithExamples(arguments: [String]) async throws {
+        let output = try await runChild("prefs", arguments)
         #expect(output.status == 0)
         #expect(output.standardError == "")
         let text = output.standardOutput
@@ -25,8 +25,8 @@ import Testing
     }
 
     @Test(arguments: commands)
-    func eachCommandHasHelpWithUsageOptionsAndExamples(command: String) throws {
-        let output = try run("prefs", [command, "--help"])
+    func eachCommandHasHelpWithUsageOptionsAndExamples(command: String) async throws {
+        let output = try await runChild("prefs", [command, "--help"])
         #expect(output.status == 0)
         #expect(output.standardError == "")
         let text = output.standardOutput
@@ -35,8 +35,8 @@ import Testing
         #expect(text.contains("examples:\n  prefs "))
     }
 
-    @Test func commandHelpShowsItsOwnOptions() throws {
-        let output = try run("prefs", ["import", "--help"])
+    @Test func commandHelpShowsItsOwnOptions() async throws {
+        let output = try await runChild("prefs", ["import", "--help"])
         #expect(
             output.standardOutput.hasPrefix(
                 "usage: prefs import PATH [--format FORMAT] [--encoding ENCODING] [--prefix P] [--overwrite]\n"
@@ -45,8 +45,8 @@ import Testing
             output.standardOutput.contains("--encoding ENCODING  For properties: utf-8 (default)"))
     }
 
-    @Test func helpWinsOverMissingArguments() throws {
-        let output = try run("prefs", ["set", "--help"])
+    @Test func helpWinsOverMissingArguments() async throws {
+        let output = try await runChild("prefs", ["set", "--help"])
         #expect(output.status == 0)
         let words = output.standardOutput.split(whereSeparator: \.isWhitespace)
         #expect(words.joined(separator: " ").contains("true and false are booleans"))

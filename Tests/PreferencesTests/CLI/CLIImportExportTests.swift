@@ -71,7 +71,7 @@ import Testing
     func importReadsEachFormat(source: Source) async throws {
         let workspace = try CLIWorkspace()
         let url = try Self.place(source, in: workspace)
-        let output = try workspace.prefs("import", url.path, "--format", source.format)
+        let output = try await workspace.prefs("import", url.path, "--format", source.format)
         #expect(output.status == 0, "\(output.standardError)")
         #expect(
             output.standardOutput == "imported \(source.expected.count) keys from \(url.path)\n")
@@ -82,9 +82,9 @@ import Testing
         let workspace = try CLIWorkspace()
         let url = workspace.file("app.properties")
         try write("language=fr\ntheme=dark\n", to: url)
-        try workspace.prefs("set", "language", "de")
+        try await workspace.prefs("set", "language", "de")
 
-        let kept = try workspace.prefs("import", url.path, "--format", "properties")
+        let kept = try await workspace.prefs("import", url.path, "--format", "properties")
         #expect(kept.status == 0)
         #expect(
             kept.standardOutput
@@ -92,7 +92,7 @@ import Testing
         )
         #expect(try await workspace.storedValues() == ["language": "de", "theme": "dark"])
 
-        let replaced = try workspace.prefs(
+        let replaced = try await workspace.prefs(
             "import", url.path, "--format", "properties", "--overwrite")
         #expect(replaced.status == 0)
         #expect(try await workspace.storedValues() == ["language": "fr", "theme": "dark"])
@@ -102,7 +102,7 @@ import Testing
         let workspace = try CLIWorkspace()
         let url = workspace.file("app.properties")
         try write("sync.interval=30\nsync.enabled=true\nui.theme=dark\n", to: url)
-        let output = try workspace.prefs(
+        let output = try await workspace.prefs(
             "import", url.path, "--format", "properties", "--prefix", "sync.")
         #expect(output.status == 0)
         #expect(
@@ -113,12 +113,12 @@ import Testing
         let workspace = try CLIWorkspace()
         let url = workspace.file("latin1.properties")
         try Data([0x63, 0x61, 0x66, 0xE9, 0x3D, 0x6F, 0xF9, 0x0A]).write(to: url)  // café=où
-        let utf8 = try workspace.prefs("import", url.path, "--format", "properties")
+        let utf8 = try await workspace.prefs("import", url.path, "--format", "properties")
         #expect(utf8.status == 4)
         #expect(utf8.standardError.hasPrefix("prefs: error: \(url.path):1"))
         #expect(!FileManager.default.fileExists(atPath: workspace.store.path))
 
-        let latin1 = try workspace.prefs(
+        let latin1 = try await workspace.prefs(
             "import", url.path, "--format", "properties", "--encoding", "iso-8859-1")
         #expect(latin1.status == 0, "\(latin1.standardError)")
         #expect(try await workspace.storedValues() == ["café": "où"])
@@ -130,13 +130,13 @@ import Testing
         ("shared-prefs", "<map><int name=\"a\" value=\"x\" /></map>"),
         ("plist", "<plist><array/></plist>"),
     ])
-    func aMalformedLegacyFileImportsNothingAndExitsFour(format: String, text: String) throws {
+    func aMalformedLegacyFileImportsNothingAndExitsFour(format: String, text: String) async throws {
         let workspace = try CLIWorkspace()
-        try workspace.prefs("set", "keep", "me")
+        try await workspace.prefs("set", "keep", "me")
         let before = try #require(contents(workspace.store))
         let url = workspace.file("legacy")
         try write(text, to: url)
-        let output = try workspace.prefs("import", url.path, "--format", format)
+        let output = try await workspace.prefs("import", url.path, "--format", format)
         #expect(output.status == 4)
         #expect(output.standardError.hasPrefix("prefs: error: \(url.path)"))
         #expect(output.standardError.filter { $0 == "\n" }.count == 1)
@@ -153,18 +153,18 @@ import Testing
         ),
         (["--format", "properties", "--encoding", "utf-16"], "unknown encoding 'utf-16'"),
     ])
-    func importUsageErrors(options: [String], message: String) throws {
+    func importUsageErrors(options: [String], message: String) async throws {
         let workspace = try CLIWorkspace()
         let url = workspace.file("x.json")
         try write("{}", to: url)
-        let output = try workspace.prefs(["import", url.path] + options)
+        let output = try await workspace.prefs(["import", url.path] + options)
         #expect(output.status == 2)
         #expect(output.standardError.hasPrefix("prefs: error: \(message)"))
     }
 
-    @Test func importOfAMissingFileIsAnIOError() throws {
+    @Test func importOfAMissingFileIsAnIOError() async throws {
         let workspace = try CLIWorkspace()
-        let output = try workspace.prefs(
+        let output = try await workspace.prefs(
             "import", workspace.file("nope.properties").path, "--format", "properties")
         #expect(output.status == 5)
         #expect(output.standardError.contains("nope.properties"))
@@ -188,7 +188,7 @@ import Testing
         try await PreferencesStore(fileURL: workspace.store).edit { prefs in
             for (key, value) in Self.awkward { prefs[raw: key] = value }
         }
-        let output = try workspace.prefs("export", "--format", "properties")
+        let output = try await workspace.prefs("export", "--format", "properties")
         #expect(output.status == 0)
         #expect(output.standardOutput.utf8.allSatisfy { $0 < 0x80 })
         for encoding in [PropertiesEncoding.utf8, .iso8859_1] {
@@ -212,7 +212,7 @@ import Testing
         try await PreferencesStore(fileURL: workspace.store).edit { [values] prefs in
             for (key, value) in values { prefs[raw: key] = value }
         }
-        let output = try workspace.prefs("export", "--format", "plist")
+        let output = try await workspace.prefs("export", "--format", "plist")
         #expect(output.status == 0)
         #expect(
             output.standardError
@@ -227,7 +227,7 @@ import Testing
     @Test func plistExportRefusesCharactersXMLCannotCarry() async throws {
         let workspace = try CLIWorkspace()
         try await PreferencesStore(fileURL: workspace.store).edit { $0[raw: "bell"] = "ring\u{07}" }
-        let output = try workspace.prefs("export", "--format", "plist")
+        let output = try await workspace.prefs("export", "--format", "plist")
         #expect(output.status == 3)
         #expect(output.standardOutput == "")
         #expect(
@@ -241,12 +241,12 @@ import Testing
         try await PreferencesStore(fileURL: workspace.store).edit { prefs in
             for (key, value) in Self.awkward { prefs[raw: key] = value }
         }
-        let output = try workspace.prefs("export")
+        let output = try await workspace.prefs("export")
         #expect(output.status == 0)
         let url = workspace.file("backup.json")
         try write(output.standardOutput, to: url)
         let other = workspace.file("other.json")
-        let imported = try run(
+        let imported = try await runChild(
             "prefs", ["--file", other.path, "import", url.path, "--format", "json"])
         #expect(imported.status == 0)
         #expect(try await PreferencesStore(fileURL: other).snapshot.values == Self.awkward)

@@ -28,21 +28,21 @@ import Testing
         try write(Self.manifestText, to: manifest)
     }
 
-    func prefs(_ arguments: String...) throws -> ProcessOutput {
-        try workspace.prefs(["--manifest", manifest.path] + arguments)
+    func prefs(_ arguments: String...) async throws -> ProcessOutput {
+        try await workspace.prefs(["--manifest", manifest.path] + arguments)
     }
 
     @Test func theDeclaredTypeReplacesInference() async throws {
-        #expect(try prefs("set", "build", "42").status == 0)
-        #expect(try prefs("set", "map_zoom", "15").status == 0)
-        #expect(try prefs("set", "undeclared", "15").status == 0)
-        #expect(try prefs("set", "dark_mode", "yes").status == 0)
+        #expect(try await prefs("set", "build", "42").status == 0)
+        #expect(try await prefs("set", "map_zoom", "15").status == 0)
+        #expect(try await prefs("set", "undeclared", "15").status == 0)
+        #expect(try await prefs("set", "dark_mode", "yes").status == 0)
         #expect(
             try await workspace.storedValues() == [
                 "build": "42", "map_zoom": .double(15), "undeclared": 15, "dark_mode": true,
             ])
         // Without the manifest the same text is inferred for a new key.
-        #expect(try workspace.prefs("set", "other_build", "42").status == 0)
+        #expect(try await workspace.prefs("set", "other_build", "42").status == 0)
         #expect(try await workspace.storedValues()["other_build"] == 42)
     }
 
@@ -53,29 +53,31 @@ import Testing
         (["set", "retries", "1.5"], "invalid value for key 'retries'"),
         (["set", "map_zoom", "hello", "--type", "string"], "key 'map_zoom' must be"),
     ])
-    func valuesThatDoNotFitExitThreeAndWriteNothing(arguments: [String], message: String) throws {
-        try workspace.prefs("set", "keep", "1")
+    func valuesThatDoNotFitExitThreeAndWriteNothing(arguments: [String], message: String)
+        async throws
+    {
+        try await workspace.prefs("set", "keep", "1")
         let before = try #require(contents(workspace.store))
-        let output = try workspace.prefs(["--manifest", manifest.path] + arguments)
+        let output = try await workspace.prefs(["--manifest", manifest.path] + arguments)
         #expect(output.status == 3)
         #expect(output.standardError.hasPrefix("prefs: error: \(message)"))
         #expect(contents(workspace.store) == before)
     }
 
-    @Test func getPrintsTheManifestDefaultForAnUnsetKey() throws {
-        #expect(try prefs("get", "map_zoom").line == "14")
-        #expect(try prefs("get", "language").line == "en")
-        #expect(try prefs("get", "retries").status == 1)
-        #expect(try workspace.prefs("get", "map_zoom").status == 1)
+    @Test func getPrintsTheManifestDefaultForAnUnsetKey() async throws {
+        #expect(try await prefs("get", "map_zoom").line == "14")
+        #expect(try await prefs("get", "language").line == "en")
+        #expect(try await prefs("get", "retries").status == 1)
+        #expect(try await workspace.prefs("get", "map_zoom").status == 1)
         #expect(!FileManager.default.fileExists(atPath: workspace.store.path))
     }
 
-    @Test func checkReportsEveryStoredValueThatDoesNotFit() throws {
-        try workspace.prefs("set", "map_zoom", "30")
-        try workspace.prefs("set", "language", "es")
-        try workspace.prefs("set", "dark_mode", "maybe")
-        try workspace.prefs("set", "other", "anything")
-        let output = try prefs("check")
+    @Test func checkReportsEveryStoredValueThatDoesNotFit() async throws {
+        try await workspace.prefs("set", "map_zoom", "30")
+        try await workspace.prefs("set", "language", "es")
+        try await workspace.prefs("set", "dark_mode", "maybe")
+        try await workspace.prefs("set", "other", "anything")
+        let output = try await prefs("check")
         #expect(output.status == 3)
         let lines = output.standardError.split(separator: "\n")
         #expect(lines.count == 3)
@@ -83,13 +85,13 @@ import Testing
         #expect(lines[0].hasPrefix("prefs: error: key 'dark_mode' must be"))
         #expect(lines[1].hasPrefix("prefs: error: key 'language' must be one of"))
         #expect(lines[2] == "prefs: error: key 'map_zoom' must be at most 20, not 30")
-        #expect(try workspace.prefs("check").status == 0)
+        #expect(try await workspace.prefs("check").status == 0)
     }
 
     @Test func importTypesStringsOfDeclaredKeys() async throws {
         let legacy = workspace.file("app.properties")
         try write("dark_mode=true\nmap_zoom=12\nbuild=7\nother=3\n", to: legacy)
-        let output = try prefs("import", legacy.path, "--format", "properties")
+        let output = try await prefs("import", legacy.path, "--format", "properties")
         #expect(output.status == 0, "\(output.standardError)")
         #expect(
             try await workspace.storedValues() == [
@@ -97,21 +99,23 @@ import Testing
             ])
     }
 
-    @Test func importOfAValueThatDoesNotFitImportsNothing() throws {
+    @Test func importOfAValueThatDoesNotFitImportsNothing() async throws {
         let legacy = workspace.file("app.properties")
         try write("dark_mode=true\nmap_zoom=99\n", to: legacy)
-        let output = try prefs("import", legacy.path, "--format", "properties")
+        let output = try await prefs("import", legacy.path, "--format", "properties")
         #expect(output.status == 3)
         #expect(output.standardError.hasPrefix("prefs: error: key 'map_zoom' must be at most 20"))
         #expect(!FileManager.default.fileExists(atPath: workspace.store.path))
     }
 
-    @Test func aBrokenManifestIsReportedBeforeAnythingIsWritten() throws {
+    @Test func aBrokenManifestIsReportedBeforeAnythingIsWritten() async throws {
         try write("{\"format\":1,\"keys\":", to: manifest)
-        let output = try prefs("set", "a", "1")
+        let output = try await prefs("set", "a", "1")
         #expect(output.status == 4)
         #expect(output.standardError.hasPrefix("prefs: error: \(manifest.path)"))
-        let missing = try workspace.prefs(["--manifest", workspace.file("nope.json").path, "list"])
+        let missing = try await workspace.prefs([
+            "--manifest", workspace.file("nope.json").path, "list",
+        ])
         #expect(missing.status == 5)
         #expect(!FileManager.default.fileExists(atPath: workspace.store.path))
     }

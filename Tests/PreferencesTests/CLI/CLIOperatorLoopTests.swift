@@ -25,16 +25,16 @@ import Testing
     // MARK: Typing follows the stored value
 
     @Test func setKeepsAStoredStringAString() async throws {
-        #expect(try workspace.prefs("set", "build", "abc").status == 0)
-        let output = try workspace.prefs("set", "build", "42")
+        #expect(try await workspace.prefs("set", "build", "abc").status == 0)
+        let output = try await workspace.prefs("set", "build", "42")
         #expect(output.status == 0, "\(output.standardError)")
         #expect(try await workspace.storedValues()["build"] == .string("42"))
     }
 
     @Test func aValueThatDoesNotFitTheStoredTypeIsExitThreeWithAHint() async throws {
-        try workspace.prefs("set", "flag", "true")
+        try await workspace.prefs("set", "flag", "true")
         let before = try #require(contents(workspace.store))
-        let output = try workspace.prefs("set", "flag", "maybe")
+        let output = try await workspace.prefs("set", "flag", "maybe")
         #expect(output.status == 3)
         #expect(output.standardError.hasPrefix("prefs: error: "))
         #expect(output.standardError.contains("'flag'"))
@@ -42,15 +42,15 @@ import Testing
         #expect(output.standardError.split(separator: "\n").count == 1)
         #expect(contents(workspace.store) == before)
         // --type changes the stored type on purpose.
-        #expect(try workspace.prefs("set", "flag", "maybe", "--type", "string").status == 0)
+        #expect(try await workspace.prefs("set", "flag", "maybe", "--type", "string").status == 0)
         #expect(try await workspace.storedValues()["flag"] == .string("maybe"))
     }
 
     @Test func theStoredNumberKindIsKept() async throws {
-        try workspace.prefs("set", "zoom", "14.5")
-        try workspace.prefs("set", "zoom", "15")
-        try workspace.prefs("set", "count", "3")
-        let output = try workspace.prefs("set", "count", "3.5")
+        try await workspace.prefs("set", "zoom", "14.5")
+        try await workspace.prefs("set", "zoom", "15")
+        try await workspace.prefs("set", "count", "3")
+        let output = try await workspace.prefs("set", "count", "3.5")
         #expect(output.status == 3)
         #expect(output.standardError.contains("--type"))
         #expect(try await workspace.storedValues() == ["zoom": .double(15), "count": .int(3)])
@@ -68,24 +68,24 @@ import Testing
         }
         """
 
-    @Test func getPrintsThePublishedDefaultOfAnUnsetKeyWithNoFlags() throws {
+    @Test func getPrintsThePublishedDefaultOfAnUnsetKeyWithNoFlags() async throws {
         try write(Self.manifestText, to: publishedManifest)
-        let output = try workspace.prefs("get", "language")
+        let output = try await workspace.prefs("get", "language")
         #expect(output.status == 0, "\(output.standardError)")
         #expect(output.line == "en")
     }
 
     @Test func setValidatesAgainstThePublishedManifest() async throws {
         try write(Self.manifestText, to: publishedManifest)
-        #expect(try workspace.prefs("set", "map_zoom", "25").status == 3)
-        #expect(try workspace.prefs("set", "map_zoom", "15").status == 0)
+        #expect(try await workspace.prefs("set", "map_zoom", "25").status == 3)
+        #expect(try await workspace.prefs("set", "map_zoom", "15").status == 0)
         #expect(try await workspace.storedValues() == ["map_zoom": .double(15)])
     }
 
-    @Test func anUnreadablePublishedManifestIsExitFour() throws {
+    @Test func anUnreadablePublishedManifestIsExitFour() async throws {
         try write("{ \"format\" : 1, \"keys\" : ", to: publishedManifest)
         for arguments in [["get", "language"], ["set", "language", "fr"], ["list"]] {
-            let output = try workspace.prefs(arguments)
+            let output = try await workspace.prefs(arguments)
             #expect(output.status == 4, "\(arguments)")
             #expect(output.standardError.contains(publishedManifest.path), "\(arguments)")
         }
@@ -94,9 +94,9 @@ import Testing
 
     // MARK: Who changed what
 
-    @Test func listLongNamesTheUserAndProgramOfTheLastChange() throws {
-        try workspace.prefs("set", "language", "fr")
-        let output = try workspace.prefs("list", "--long")
+    @Test func listLongNamesTheUserAndProgramOfTheLastChange() async throws {
+        try await workspace.prefs("set", "language", "fr")
+        let output = try await workspace.prefs("list", "--long")
         #expect(output.status == 0, "\(output.standardError)")
         let line = output.line
         #expect(line.hasPrefix("language = \"fr\""), "\(line)")
@@ -107,11 +107,11 @@ import Testing
 
     @Test(.enabled(if: geteuid() == 0, "needs root: SUDO_USER is recorded only for root"))
     func underSudoTheInvokingUserIsNamedBesideRoot() async throws {
-        let output = try workspace.prefs(
+        let output = try await workspace.prefs(
             environment: ["SUDO_USER": "alice"],
             ["--file", workspace.store.path, "set", "language", "fr"])
         #expect(output.status == 0, "\(output.standardError)")
-        let line = try workspace.prefs("get", "language", "--long").line
+        let line = try await workspace.prefs("get", "language", "--long").line
         #expect(line.hasSuffix(" by root (sudo from alice) using prefs"), "\(line)")
         let store = try await PreferencesStore(fileURL: workspace.store)
         let change = try #require(store.snapshot.modification(forKey: "language"))
@@ -121,15 +121,9 @@ import Testing
     @Test(.enabled(if: canSwitchUser, "needs root and setpriv to run prefs as another user"))
     func theRecordNamesTheUserWhoseRightsMadeTheChange() async throws {
         giveAway(workspace.directory.path, to: nobodyUser)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = [
-            "--reuid=\(nobodyUser)", "--regid=\(nobodyUser)", "--clear-groups",
-            productURL("prefs").path, "--file", workspace.store.path, "set", "language", "fr",
-        ]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let output = try await runChild(
+            "prefs", ["--file", workspace.store.path, "set", "language", "fr"], as: nobodyUser)
+        #expect(output.status == 0, "\(output.standardError)")
         let expected = try #require(getpwuid(nobodyUser)).pointee.pw_name.map {
             String(cString: $0)
         }

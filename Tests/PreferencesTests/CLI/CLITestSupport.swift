@@ -4,7 +4,7 @@ import Testing
 @testable import Preferences
 
 /// A store file in a fresh directory, driven through the built `prefs` binary.
-final class CLIWorkspace {
+final class CLIWorkspace: Sendable {
     let directory: TemporaryDirectory
     let store: URL
 
@@ -13,24 +13,31 @@ final class CLIWorkspace {
         store = directory.file("prefs.json")
     }
 
-    /// Runs `prefs --file <store> arguments…`.
+    /// Runs `prefs --file <store> arguments…` and awaits its end, off the
+    /// cooperative pool. A child still running after `timeout` is killed and
+    /// the call throws ``DeadlineExceeded`` with the command line and what
+    /// the child printed.
     @discardableResult
-    func prefs(_ arguments: String...) throws -> ProcessOutput {
-        try prefs(arguments)
+    func prefs(_ arguments: String..., timeout: Duration = .seconds(120)) async throws
+        -> ProcessOutput
+    {
+        try await prefs(arguments, timeout: timeout)
     }
 
     @discardableResult
-    func prefs(_ arguments: [String]) throws -> ProcessOutput {
-        try run("prefs", ["--file", store.path] + arguments)
+    func prefs(_ arguments: [String], timeout: Duration = .seconds(120)) async throws
+        -> ProcessOutput
+    {
+        try await runChild("prefs", ["--file", store.path] + arguments, timeout: timeout)
     }
 
     /// Runs `prefs` with no `--file`, with `PREFS_HOME` (or other variables) set.
-    func prefs(environment: [String: String], _ arguments: [String]) throws -> ProcessOutput {
+    func prefs(environment: [String: String], _ arguments: [String]) async throws -> ProcessOutput {
         var merged = ProcessInfo.processInfo.environment
         merged["PREFS_HOME"] = nil
         merged["XDG_CONFIG_HOME"] = nil
         merged.merge(environment) { _, new in new }
-        return try run("prefs", arguments, environment: merged)
+        return try await runChild("prefs", arguments, environment: merged)
     }
 
     /// The stored values, read through the library.
@@ -45,22 +52,5 @@ extension ProcessOutput {
     /// Standard output without its final newline.
     var line: String {
         standardOutput.hasSuffix("\n") ? String(standardOutput.dropLast()) : standardOutput
-    }
-}
-
-/// Runs `body(index)` on `count` threads of their own (blocking child
-/// processes must not occupy the few threads of Swift's concurrency pool)
-/// and returns when all have finished.
-func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        let group = DispatchGroup()
-        for index in 0..<count {
-            group.enter()
-            Thread {
-                body(index)
-                group.leave()
-            }.start()
-        }
-        group.notify(queue: .global()) { continuation.resume() }
     }
 }

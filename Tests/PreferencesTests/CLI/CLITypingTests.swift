@@ -29,7 +29,7 @@ import Testing
     ])
     func untypedValuesAreInferred(text: String, expected: PreferenceValue) async throws {
         let workspace = try CLIWorkspace()
-        let output = try workspace.prefs(["set", "k", "--", text])
+        let output = try await workspace.prefs(["set", "k", "--", text])
         #expect(output.status == 0, "\(output.standardError)")
         #expect(try await workspace.storedValues()["k"] == expected)
     }
@@ -61,14 +61,14 @@ import Testing
     ])
     func typeOptionWins(typed: TypedCase) async throws {
         let workspace = try CLIWorkspace()
-        let output = try workspace.prefs(["set", "k", typed.text, "--type", typed.type])
+        let output = try await workspace.prefs(["set", "k", typed.text, "--type", typed.type])
         #expect(output.status == 0, "\(output.standardError)")
         #expect(try await workspace.storedValues()["k"] == typed.expected)
     }
 
     @Test func typedDatesReadBackThroughATypedKey() async throws {
         let workspace = try CLIWorkspace()
-        try workspace.prefs("set", "last_sync", "2026-03-01T09:30:00.25Z", "--type", "date")
+        try await workspace.prefs("set", "last_sync", "2026-03-01T09:30:00.25Z", "--type", "date")
         let store = try await PreferencesStore(fileURL: workspace.store)
         let key = PreferenceKey<Date>("last_sync", default: .distantPast)
         #expect(try store.value(for: key) == Date(timeIntervalSince1970: 1_772_357_400.25))

@@ -21,18 +21,18 @@ import Testing
     @Test(arguments: [SIGTERM, SIGINT])
     func watchPrintsChangesFromAnotherPrefsAndExitsZeroOnSignal(signal: Int32) async throws {
         let workspace = try CLIWorkspace()
-        try workspace.prefs("set", "a", "1")
+        try await workspace.prefs("set", "a", "1")
         let watch = try RunningProcess("prefs", ["--file", workspace.store.path, "watch"])
         // The current state comes first; once it is printed the watch is live.
         #expect(Self.withoutModification(try await watch.nextLine()) == #"{"key":"a","value":1}"#)
 
-        try workspace.prefs("set", "a", "2")
+        try await workspace.prefs("set", "a", "2")
         #expect(Self.withoutModification(try await watch.nextLine()) == #"{"key":"a","value":2}"#)
-        try workspace.prefs("set", "b", "hello world")
+        try await workspace.prefs("set", "b", "hello world")
         #expect(
             Self.withoutModification(try await watch.nextLine())
                 == #"{"key":"b","value":"hello world"}"#)
-        try workspace.prefs("delete", "a")
+        try await workspace.prefs("delete", "a")
         #expect(try await watch.nextLine() == #"{"key":"a","removed":true}"#)
 
         watch.kill(signal)
@@ -42,14 +42,14 @@ import Testing
 
     @Test func watchWithKeysPrintsOnlyThoseKeys() async throws {
         let workspace = try CLIWorkspace()
-        try workspace.prefs("set", "wanted", "1")
-        try workspace.prefs("set", "other", "1")
+        try await workspace.prefs("set", "wanted", "1")
+        try await workspace.prefs("set", "other", "1")
         let watch = try RunningProcess(
             "prefs", ["--file", workspace.store.path, "watch", "wanted"])
         #expect(
             Self.withoutModification(try await watch.nextLine()) == #"{"key":"wanted","value":1}"#)
-        try workspace.prefs("set", "other", "2")
-        try workspace.prefs("set", "wanted", "2")
+        try await workspace.prefs("set", "other", "2")
+        try await workspace.prefs("set", "wanted", "2")
         #expect(
             Self.withoutModification(try await watch.nextLine()) == #"{"key":"wanted","value":2}"#)
         watch.kill(SIGTERM)
@@ -58,11 +58,12 @@ import Testing
 
     @Test func watchSeesEditsMadeThroughTheLibraryInAnotherProcess() async throws {
         let workspace = try CLIWorkspace()
-        try workspace.prefs("set", "counter", "0")
+        try await workspace.prefs("set", "counter", "0")
         let watch = try RunningProcess("prefs", ["--file", workspace.store.path, "watch"])
         #expect(
             Self.withoutModification(try await watch.nextLine()) == #"{"key":"counter","value":0}"#)
-        let harness = try run("prefs-harness", ["increment", workspace.store.path, "counter", "1"])
+        let harness = try await runChild(
+            "prefs-harness", ["increment", workspace.store.path, "counter", "1"])
         #expect(harness.status == 0)
         #expect(
             Self.withoutModification(try await watch.nextLine()) == #"{"key":"counter","value":1}"#)
@@ -74,10 +75,11 @@ import Testing
         let workspace = try CLIWorkspace()
         let watch = try RunningProcess("prefs", ["--file", workspace.store.path, "watch"])
         defer { watch.kill(SIGKILL) }
-        try workspace.prefs("set", "ready", "1")
+        try await workspace.prefs("set", "ready", "1")
         // An empty store prints nothing first; wait for the first change.
         let first = try #require(try await watch.nextLine())
-        let harness = try run("prefs-harness", ["increment", workspace.store.path, "ready", "1"])
+        let harness = try await runChild(
+            "prefs-harness", ["increment", workspace.store.path, "ready", "1"])
         #expect(harness.status == 0)
         let second = try #require(try await watch.nextLine())
         for (line, program) in [(first, "prefs"), (second, "prefs-harness")] {

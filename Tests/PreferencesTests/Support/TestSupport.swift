@@ -10,7 +10,7 @@ import Testing
 #endif
 
 /// A fresh directory for one test, removed when the test's scope ends.
-final class TemporaryDirectory {
+final class TemporaryDirectory: Sendable {
     let url: URL
     var path: String { url.path }
 
@@ -48,108 +48,10 @@ func productURL(_ name: String) -> URL {
 }
 
 /// The result of a finished child process.
-struct ProcessOutput {
+struct ProcessOutput: Sendable {
     var status: Int32
     var standardOutput: String
     var standardError: String
-}
-
-/// Runs a product to completion. Its output is read on threads of their own
-/// and the wait has a deadline: a child still running after `timeout` is
-/// killed and the test fails with what it printed. (It blocks the calling
-/// thread until then; async tests use ``runChild(_:_:environment:input:timeout:)``.)
-@discardableResult
-func run(
-    _ product: String, _ arguments: [String], environment: [String: String]? = nil,
-    input: String? = nil, timeout: Duration = .seconds(120),
-    sourceLocation: SourceLocation = #_sourceLocation
-) throws -> ProcessOutput {
-    let child = try StartedChild(product, arguments, environment: environment, input: input)
-    let finished = child.exited.wait(timeout: .now() + .seconds(Int(timeout.components.seconds)))
-    if finished == .timedOut {
-        sendSignal(SIGKILL, to: child.process.processIdentifier)
-        child.exited.wait()
-    }
-    let result = child.result()
-    if finished == .timedOut {
-        let command = ([product] + arguments).joined(separator: " ")
-        let message =
-            "\(command) did not end within \(timeout); it printed: \"\(result.standardOutput)\""
-            + " and on standard error: \"\(result.standardError)\""
-        Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
-    }
-    return result
-}
-
-/// ``run(_:_:environment:input:timeout:sourceLocation:)`` for async tests:
-/// the wait happens off the cooperative pool.
-@discardableResult
-func runChild(
-    _ product: String, _ arguments: [String], environment: [String: String]? = nil,
-    input: String? = nil, timeout: Duration = .seconds(120)
-) async throws -> ProcessOutput {
-    let child = try StartedChild(product, arguments, environment: environment, input: input)
-    do {
-        _ = try await onOwnThread(
-            "\(product) \(arguments.joined(separator: " ")) to end", timeout: timeout,
-            detail: { "; it printed: \(child.result())" }
-        ) { child.exited.wait() }
-    } catch {
-        sendSignal(SIGKILL, to: child.process.processIdentifier)
-        throw error
-    }
-    return child.result()
-}
-
-/// A started child whose two outputs are collected by threads of their own.
-private final class StartedChild: @unchecked Sendable {
-    let process = Process()
-    let exited = DispatchSemaphore(value: 0)
-    private let collected = DispatchGroup()
-    private let lock = NSLock()
-    private var out = Data()
-    private var err = Data()
-
-    init(
-        _ product: String, _ arguments: [String], environment: [String: String]?, input: String?
-    ) throws {
-        process.executableURL = productURL(product)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let outPipe = Pipe()
-        let errPipe = Pipe()
-        let inPipe = Pipe()
-        process.standardOutput = outPipe
-        process.standardError = errPipe
-        process.standardInput = inPipe
-        try process.run()
-        for (pipe, isError) in [(outPipe, false), (errPipe, true)] {
-            collected.enter()
-            Thread { [self] in
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                lock.withLock {
-                    if isError { err = data } else { out = data }
-                }
-                collected.leave()
-            }.start()
-        }
-        Thread { [self] in
-            process.waitUntilExit()
-            collected.wait()
-            exited.signal()
-        }.start()
-        if let input { inPipe.fileHandleForWriting.write(Data(input.utf8)) }
-        try inPipe.fileHandleForWriting.close()
-    }
-
-    func result() -> ProcessOutput {
-        lock.withLock {
-            ProcessOutput(
-                status: process.isRunning ? -1 : process.terminationStatus,
-                standardOutput: String(decoding: out, as: UTF8.self),
-                standardError: String(decoding: err, as: UTF8.self))
-        }
-    }
 }
 
 /// A running child whose standard output is read line by line on a thread
@@ -247,49 +149,56 @@ func sendSignal(_ signal: Int32, to pid: Int32) {
 /// be mounted.
 final class TmpfsMount {
     let directory: TemporaryDirectory
+    private let options: String
     var url: URL { directory.url }
 
     init?(size: String = "1m") {
         guard let directory = try? TemporaryDirectory() else { return nil }
         self.directory = directory
-        guard
-            (try? runTool(
-                "/bin/mount",
-                ["-t", "tmpfs", "-o", "size=\(size),mode=0700", "tmpfs", directory.path])) == 0
-        else { return nil }
+        options = "size=\(size),mode=0700"
+        guard FileSystemMount.mount("tmpfs", at: directory.path, options: options) else {
+            return nil
+        }
     }
 
     func remount(readOnly: Bool) throws {
-        let status = try runTool(
-            "/bin/mount", ["-o", "remount,\(readOnly ? "ro" : "rw")", directory.path])
-        #expect(status == 0)
+        let remounted = FileSystemMount.mount(
+            "tmpfs", at: directory.path, options: options, remount: true, readOnly: readOnly)
+        #expect(remounted, "remounting \(directory.path) \(readOnly ? "read-only" : "read-write")")
     }
 
-    deinit { _ = try? runTool("/bin/umount", ["-l", directory.path]) }
+    deinit { FileSystemMount.unmount(directory.path) }
 
     static var unavailableReason: String {
         "needs root and permission to mount a tmpfs (Linux)"
     }
 }
 
-@discardableResult
-func runTool(_ path: String, _ arguments: [String]) throws -> Int32 {
-    guard FileManager.default.isExecutableFile(atPath: path) else { return -1 }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    let exited = DispatchSemaphore(value: 0)
-    process.terminationHandler = { _ in exited.signal() }
-    try process.run()
-    // A system tool (mount, chmod, dd …) that hangs fails the test after a minute.
-    guard exited.wait(timeout: .now() + .seconds(60)) == .success else {
-        sendSignal(SIGKILL, to: process.processIdentifier)
-        Issue.record("\(path) \(arguments.joined(separator: " ")) did not end within 60 s")
-        return -1
+/// Mounts and unmounts with the system calls themselves, not `mount`
+/// children: nothing to wait for, from a test's task or a `deinit`.
+enum FileSystemMount {
+    /// Mounts a file system of `type` (tmpfs, ramfs) at `path`, or remounts
+    /// it; false when that is not possible here (not root, not Linux).
+    static func mount(
+        _ type: String, at path: String, options: String, remount: Bool = false,
+        readOnly: Bool = false
+    ) -> Bool {
+        #if os(Linux)
+            var flags: UInt = 0
+            if remount { flags |= UInt(MS_REMOUNT) }
+            if readOnly { flags |= UInt(MS_RDONLY) }
+            return Glibc.mount(type, path, type, flags, options) == 0
+        #else
+            return false
+        #endif
     }
-    return process.terminationStatus
+
+    /// Detaches the file system at `path` (lazily, like `umount -l`).
+    static func unmount(_ path: String) {
+        #if os(Linux)
+            _ = umount2(path, Int32(MNT_DETACH))
+        #endif
+    }
 }
 
 /// Whether tmpfs mounts work here (checked once).
