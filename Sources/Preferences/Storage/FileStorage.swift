@@ -166,7 +166,15 @@ public final class FileStorage: PreferencesStorage {
     public func read() throws -> StoredContents {
         let target = try target()
         let generation = generation(lockPath: target + ".lock")
-        let now = Platform.fileClockNow()
+        return try read(target, generation: generation, now: Platform.fileClockNow())
+    }
+
+    /// Reads `target`, with the write generation and the file clock's time
+    /// taken before it (so a caller that has them resolves the link and
+    /// reads the lock file once).
+    private func read(_ target: String, generation: UInt64, now: Int64) throws
+        -> StoredContents
+    {
         guard
             let (bytes, stamp) = try Platform.readFile(
                 target, limit: maxFileSize, followingSymlinks: false)
@@ -195,7 +203,7 @@ public final class FileStorage: PreferencesStorage {
         {
             return revision(generation: generation, stamp: stamp, hash: trusted.hash)
         }
-        return try read().revision
+        return try read(target, generation: generation, now: now).revision
     }
 
     /// Holds an exclusive `flock` on `<file>.lock` while `body` runs;
