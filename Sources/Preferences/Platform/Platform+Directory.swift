@@ -13,12 +13,12 @@ extension Platform {
         case regular, directory, other
     }
 
-    /// The names in the directory at `path` (without `.` and `..`), sorted,
-    /// each with its kind; a dangling link is `.other`.
+    /// The names in the directory at `path` (without `.` and `..`), in the
+    /// directory's order, without looking at the entries.
     ///
     /// - Throws: ``PreferencesError/io(operation:path:code:message:)``, with
     ///   `ENOTDIR` when `path` is not a directory.
-    static func listDirectory(_ path: String) throws -> [(name: String, kind: EntryKind)] {
+    static func entryNames(_ path: String) throws -> [String] {
         guard let info = try fileStamp(path) else { throw ioError("open", path, code: ENOENT) }
         guard info.isDirectory else { throw ioError("open", path, code: ENOTDIR) }
         guard let directory = opendir(path) else { throw ioError("open", path) }
@@ -30,7 +30,16 @@ extension Platform {
             }
             if name != "." && name != ".." { names.append(name) }
         }
-        return names.sorted().map { name in
+        return names
+    }
+
+    /// The names in the directory at `path` (without `.` and `..`), sorted,
+    /// each with its kind; a dangling link is `.other`.
+    ///
+    /// - Throws: ``PreferencesError/io(operation:path:code:message:)``, with
+    ///   `ENOTDIR` when `path` is not a directory.
+    static func listDirectory(_ path: String) throws -> [(name: String, kind: EntryKind)] {
+        return try entryNames(path).sorted().map { name in
             let entryPath = path.hasSuffix("/") ? path + name : path + "/" + name
             guard let stamp = try? fileStamp(entryPath) else { return (name, .other) }
             if stamp.isRegularFile { return (name, .regular) }

@@ -338,12 +338,17 @@ public final class FileStorage: PreferencesStorage {
         guard due else { return }
         let directory = Platform.parentDirectory(of: target)
         let prefix = "." + Platform.lastComponent(of: target) + "."
-        guard let entries = try? Platform.listDirectory(directory) else { return }
-        for (name, kind) in entries
-        where kind == .regular && name.hasPrefix(prefix) && name.hasSuffix(".tmp")
+        // Names first: only the few that look like this file's temporary
+        // files are looked at, not every entry of a shared directory.
+        guard let names = try? Platform.entryNames(directory) else { return }
+        for name in names
+        where name.hasPrefix(prefix) && name.hasSuffix(".tmp")
             && name.count == prefix.count + 12 + 4
         {
-            Platform.unlinkQuietly(directory + "/" + name)
+            let path = directory + "/" + name
+            if (try? Platform.fileStamp(path))?.isRegularFile == true {
+                Platform.unlinkQuietly(path)
+            }
         }
     }
 
