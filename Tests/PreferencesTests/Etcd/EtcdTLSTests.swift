@@ -27,7 +27,7 @@ let canTrustTestAuthority: Bool =
         "needs root, openssl and update-ca-certificates to trust a test authority"))
 struct EtcdTLSTests {
     /// A CA and a server certificate for 127.0.0.1, made with openssl.
-    func makeCertificates(in directory: TemporaryDirectory) throws -> EtcdCluster.TLS {
+    func makeCertificates(in directory: TemporaryDirectory) async throws -> EtcdCluster.TLS {
         let ca = directory.file("ca").path
         let server = directory.file("server").path
         let steps: [[String]] = [
@@ -48,7 +48,9 @@ struct EtcdTLSTests {
         ]
         try write("subjectAltName=IP:127.0.0.1\n", to: directory.file("server.ext"))
         for step in steps {
-            let result = try runBounded("/usr/bin/timeout", ["30", "/usr/bin/openssl"] + step)
+            let result = try await offPool {
+                try runBounded("/usr/bin/timeout", ["30", "/usr/bin/openssl"] + step)
+            }
             guard result.status == 0 else {
                 throw EtcdCluster.ClusterError(message: "openssl: \(result.standardError)")
             }
@@ -62,7 +64,8 @@ struct EtcdTLSTests {
         let name = "preferences-test-\(UUID().uuidString.prefix(8))"
         let installed = "/usr/local/share/ca-certificates/\(name).crt"
         try FileManager.default.copyItem(atPath: authority, toPath: installed)
-        defer {
+        // Off the cooperative pool, as every tool this test runs.
+        @Sendable func removeAuthority() {
             try? FileManager.default.removeItem(atPath: installed)
             // update-ca-certificates rebuilds the bundle but leaves the links
             // it made to the removed file: remove those too.
@@ -77,17 +80,27 @@ struct EtcdTLSTests {
             }
             _ = try? runBounded("/usr/bin/timeout", ["60", "/usr/sbin/update-ca-certificates"])
         }
-        let added = try runBounded("/usr/bin/timeout", ["60", "/usr/sbin/update-ca-certificates"])
-        guard added.status == 0 else {
-            throw EtcdCluster.ClusterError(
-                message: "update-ca-certificates: \(added.standardError)")
+        let result: T
+        do {
+            let added = try await offPool {
+                try runBounded("/usr/bin/timeout", ["60", "/usr/sbin/update-ca-certificates"])
+            }
+            guard added.status == 0 else {
+                throw EtcdCluster.ClusterError(
+                    message: "update-ca-certificates: \(added.standardError)")
+            }
+            result = try await body()
+        } catch {
+            _ = try? await offPool { removeAuthority() }
+            throw error
         }
-        return try await body()
+        _ = try? await offPool { removeAuthority() }
+        return result
     }
 
     @Test func anHTTPSEndpointIsRefusedUntilTheSystemTrustsItsAuthority() async throws {
         let directory = try TemporaryDirectory()
-        let tls = try makeCertificates(in: directory)
+        let tls = try await makeCertificates(in: directory)
         let cluster = try await offPool { try EtcdCluster(size: 1, tls: tls) }
         #expect(cluster.endpoints[0].scheme == "https")
         let key = uniqueKey("tls")
