@@ -289,4 +289,28 @@ import Testing
         try await first.set(Self.number, 5)
         #expect(second[Self.number] == 5)
     }
+
+    /// Spellings of a file in an existing directory — through a linked
+    /// directory, with `.` and `..` — name one store, and another name does not.
+    @Test func spellingsOfAFileInAnExistingDirectoryShareOneState() async throws {
+        let directory = try TemporaryDirectory()
+        try FileManager.default.createDirectory(
+            at: directory.file("real"), withIntermediateDirectories: false)
+        try FileManager.default.createSymbolicLink(
+            atPath: directory.file("link").path, withDestinationPath: "real")
+        let spellings = [
+            "real/prefs.json", "link/prefs.json", "real/./prefs.json", "link/../real/prefs.json",
+        ]
+        let identities = Set(
+            spellings.map {
+                FileStorage(fileURL: URL(fileURLWithPath: directory.file($0).path)).identity
+            })
+        #expect(identities.count == 1)
+        let other = FileStorage(fileURL: directory.file("real/other.json")).identity
+        #expect(!identities.contains(other))
+        let first = try await PreferencesStore(fileURL: directory.file(spellings[0]))
+        let second = try await PreferencesStore(fileURL: directory.file(spellings[3]))
+        try await first.set(Self.number, 7)
+        #expect(second[Self.number] == 7)
+    }
 }

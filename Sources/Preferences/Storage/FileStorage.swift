@@ -122,6 +122,11 @@ public final class FileStorage: PreferencesStorage {
         var existing = Platform.parentDirectory(of: target)
         var rest = [Platform.lastComponent(of: target)]
         var canonical = Platform.realPath(existing)
+        // The usual case, an existing directory and a plain name: realpath's
+        // answer is already canonical, so only the name is appended.
+        if let directory = canonical, !["", ".", ".."].contains(rest[0]) {
+            return "file:" + (directory == "/" ? "" : directory) + "/" + rest[0]
+        }
         while canonical == nil && existing != "/" && existing != "." {
             rest.insert(Platform.lastComponent(of: existing), at: 0)
             existing = Platform.parentDirectory(of: existing)
