@@ -73,4 +73,30 @@ import Testing
                     == document.modifications.record(forKey: key, isStored: true))
         }
     }
+
+    /// Swift's `<` does not order keys that mix Unicode spellings (é as one
+    /// scalar, and as e with a combining accent) consistently, so their
+    /// order followed the dictionary's layout. Keys are written in the order
+    /// of their UTF-8 bytes, the same in every process.
+    @Test(arguments: [0, 20])
+    func keysInDifferentUnicodeSpellingsAreWrittenInOneOrder(extraKeys: Int) throws {
+        let keys = ["e\u{301}", "\u{e9}y"] + (0..<extraKeys).map { "k\($0)" }
+        var outputs: Set<[UInt8]> = []
+        for capacity in [2, 3, 8, 32, 64, 256, 1024, 4096] {
+            var values = [String: PreferenceValue](minimumCapacity: capacity)
+            var records: [String: ChangeRecord] = [:]
+            for (index, key) in keys.enumerated() {
+                values[key] = .int(Int64(index))
+                records[key] = Self.alice
+            }
+            let document = StoreDocument(values: values, modifications: ChangeLog(records))
+            outputs.insert(try document.encode(file: "f", limits: PreferencesLimits()))
+        }
+        #expect(outputs.count == 1, "\(outputs.map { String(decoding: $0, as: UTF8.self) })")
+        let text = String(decoding: try #require(outputs.first), as: UTF8.self)
+        let combining = try #require(text.utf8.firstRange(of: Array("\"e\u{301}\"".utf8)))
+        let single = try #require(text.utf8.firstRange(of: Array("\"\u{e9}y\"".utf8)))
+        #expect(
+            combining.lowerBound < single.lowerBound, "by bytes, e (0x65) comes before é (0xC3)")
+    }
 }

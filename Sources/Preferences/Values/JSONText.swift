@@ -107,17 +107,25 @@ enum JSONText {
         }
     }
 
-    /// The members in the order of their keys as `String` compares them.
-    /// For ASCII keys that is the order of their bytes, compared here
-    /// directly from one buffer holding every key, several times faster than
-    /// `<`; with any other key, `<` (which compares normalized forms) is used.
+    /// Whether `first` comes before `second` in the order of their UTF-8 bytes.
+    static func precedesByBytes(_ first: String, _ second: String) -> Bool {
+        first.utf8.lexicographicallyPrecedes(second.utf8)
+    }
+
+    /// The members in the order of their keys' UTF-8 bytes (which is the
+    /// order of their Unicode scalars). For ASCII keys the bytes are compared
+    /// directly from one buffer holding every key. Not `String`'s `<`: it
+    /// compares normalized forms, and keys that mix spellings of one
+    /// character (é as one scalar, and as e with a combining accent) have no
+    /// consistent order under it, so the written order would follow the
+    /// dictionary's layout and differ from process to process.
     static func sortedByKey(_ fields: [String: PreferenceValue]) -> [(
         key: String, value: PreferenceValue
     )] {
         let entries = Array(fields)
         // A few members (a change record, a small object): a plain sort,
         // without the buffers below.
-        if entries.count <= 8 { return entries.sorted { $0.key < $1.key } }
+        if entries.count <= 8 { return entries.sorted { precedesByBytes($0.key, $1.key) } }
         var keyBytes: [UInt8] = []
         keyBytes.reserveCapacity(entries.count * 16)
         var spans: [(start: Int, end: Int, entry: Int)] = []
@@ -132,7 +140,7 @@ enum JSONText {
             ascii = false
             break
         }
-        guard ascii else { return entries.sorted { $0.key < $1.key } }
+        guard ascii else { return entries.sorted { precedesByBytes($0.key, $1.key) } }
         // A bottom-up merge sort of entry numbers: plain integers moved, keys
         // compared in place, several times faster than a general sort here.
         var order = Array(0..<entries.count)
