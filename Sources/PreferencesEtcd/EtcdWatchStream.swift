@@ -27,7 +27,8 @@ import Preferences
 ///   its status; a member that does not answer, or knows no leader, is
 ///   left for the next endpoint, and the watch resumes there. A new stream
 ///   that is not created within ``EtcdClient/attemptTimeout`` is left the
-///   same way.
+///   same way; that wait doubles with each failure in a row, up to eight
+///   times, so a watch that is merely slow to create still goes live.
 /// - **Interruption.** When no endpoint has taken the watch for
 ///   ``EtcdConfiguration/timeout``, it reports `.interrupted` once (naming
 ///   every endpoint), keeps trying with a growing pause (up to 1 s), and
@@ -135,8 +136,12 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
                 }
             })
         // A member that takes the connection and never answers (stopped, or
-        // an https stream, which has no connect deadline of its own).
-        queue.asyncAfter(deadline: .now() + client.attemptTimeout) {
+        // an https stream, which has no connect deadline of its own). The
+        // wait doubles with each failure in a row (up to 8 attempts' time),
+        // so a slow network or a busy machine, where creating a watch takes
+        // longer than one attempt, still gets a live watch in the end.
+        let creationWait = client.attemptTimeout * Double(1 << min(failures, 3))
+        queue.asyncAfter(deadline: .now() + creationWait) {
             guard current == self.generation, !self.live else { return }
             self.lost(endpoint, "the watch was not created in time")
         }

@@ -68,7 +68,7 @@ struct Scaling {
                 })
         }
 
-        // Memory of the open store, as P6 measures it (resident memory),
+        // Memory of the open store, as P6 measures it (heap in use),
         // with several copies open at once so that pages the allocator kept
         // from earlier work, or rounding to pages, do not decide the result.
         let stores = keys <= 20 ? 200 : keys <= 1_000 ? 40 : keys <= 10_000 ? 8 : 2

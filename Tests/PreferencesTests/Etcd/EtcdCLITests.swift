@@ -96,7 +96,9 @@ struct EtcdCLITests {
     }
 
     @Test func anUnreachableClusterIsExitFiveNamingTheEndpoints() async throws {
-        let ports = try EtcdCluster.freePorts(2)
+        // Held for the test, so that no server another test starts takes them.
+        let (ports, held) = try EtcdCluster.boundPorts(2)
+        defer { for socket in held { close(socket) } }
         let endpoints = ports.map { "http://127.0.0.1:\($0)" }
         let result = try await prefs(["--etcd", endpoints.joined(separator: ","), "get", "x"])
         #expect(result.status == 5)

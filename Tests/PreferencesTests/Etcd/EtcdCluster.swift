@@ -104,9 +104,18 @@ final class EtcdCluster: @unchecked Sendable {
 
     /// Ports that were free a moment ago (bound with port 0, then released).
     static func freePorts(_ count: Int) throws -> [Int] {
+        let (ports, sockets) = try boundPorts(count)
+        for socket in sockets { close(socket) }
+        return ports
+    }
+
+    /// Ports bound on loopback and not listening: a connection to one is
+    /// refused, and no other process can take it until its socket is closed.
+    static func boundPorts(_ count: Int) throws -> (ports: [Int], sockets: [Int32]) {
         var sockets: [Int32] = []
-        defer { for socket in sockets { close(socket) } }
         var ports: [Int] = []
+        var done = false
+        defer { if !done { for socket in sockets { close(socket) } } }
         for _ in 0..<count {
             #if canImport(Glibc)
                 let handle = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -128,7 +137,8 @@ final class EtcdCluster: @unchecked Sendable {
             guard bound else { throw PortError() }
             ports.append(Int(UInt16(bigEndian: address.sin_port)))
         }
-        return ports
+        done = true
+        return (ports, sockets)
     }
 
     struct PortError: Error {}
