@@ -67,6 +67,10 @@ final class StoreCore: Sendable {
 
         /// Whether someone needs the storage watched.
         var wantsWatch: Bool { liveReaders > 0 || !subscribers.isEmpty }
+        /// Failed reloads in a row after the watcher signalled a change, and
+        /// whether a retry is scheduled.
+        var watcherRetries = 0
+        var watcherRetryPending = false
     }
 
     let state = Locked(State())
@@ -279,7 +283,11 @@ final class StoreCore: Sendable {
     }
 
     /// Re-reads after a change signalled by the watcher. Errors are kept as
-    /// problems; the feed and the last good state stay.
+    /// problems; the feed and the last good state stay. A reload that failed
+    /// on an I/O error (a file briefly unreadable, a cluster without a
+    /// leader) is tried again, after a pause growing from 50 ms to 2 s, for
+    /// as long as the store is watched: the last change before a quiet spell
+    /// is never left unread.
     func reloadFromWatcher(_ watched: StoredContents? = nil) {
         defer { notifyProblemWatchers() }
         do {
@@ -294,12 +302,32 @@ final class StoreCore: Sendable {
             } else {
                 try refreshIfChanged(policy: nil)
             }
+            state.withLock { $0.watcherRetries = 0 }
         } catch let error as PreferencesError {
             if case .corrupted = error { return }
             state.withLock {
                 $0.fileProblems = [PreferencesProblem(key: nil, message: error.description)]
             }
-        } catch {}
+            retryReloadLater()
+        } catch {
+            retryReloadLater()
+        }
+    }
+
+    private func retryReloadLater() {
+        let attempt = state.withLock { state -> Int? in
+            guard state.wantsWatch, !state.watcherRetryPending else { return nil }
+            state.watcherRetryPending = true
+            state.watcherRetries += 1
+            return state.watcherRetries
+        }
+        guard let attempt else { return }
+        let pause = min(0.05 * Double(1 << min(attempt - 1, 6)), 2.0)
+        queue.asyncAfter(deadline: .now() + pause) { [weak self] in
+            guard let self else { return }
+            self.state.withLock { $0.watcherRetryPending = false }
+            self.reloadFromWatcher()
+        }
     }
 
     /// Re-reads the storage now (for callers without a change feed).
