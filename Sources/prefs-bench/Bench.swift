@@ -49,6 +49,13 @@ func runBench() async throws {
         exit(0)
     }
 
+    if let position = arguments.firstIndex(of: "--profile-import") {
+        let count =
+            arguments.indices.contains(position + 1) ? Int(arguments[position + 1]) ?? 10 : 10
+        try await cases.profileImport(count: count)
+        exit(0)
+    }
+
     if arguments.contains("--scaling") {
         let chart = arguments.firstIndex(of: "--chart").flatMap {
             arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil

@@ -309,13 +309,32 @@ struct Cases {
     }
 
     // P7
-    func importProperties() async throws -> Row {
+    /// The 10,000-line file P7 imports.
+    func writePropertiesSource() throws -> URL {
         let source = file("legacy.properties")
         var text = "# settings exported from the old service\n"
         for index in 0..<10_000 {
             text += "service.option.\(index) = value \(index) with some text\\u00e9\n"
         }
         try Data(text.utf8).write(to: source)
+        return source
+    }
+
+    /// One import of `source` into a fresh store at `target`; the time of
+    /// reading and parsing goes to `parse`.
+    func importOnce(_ source: URL, into target: URL, parse: inout Double) async throws {
+        var read: LegacyContents?
+        parse = try time { read = try LegacyReader.read(.properties, at: source) }
+        let contents = read!
+        let store = try await PreferencesStore(fileURL: target)
+        try await store.edit { prefs in
+            for (key, value) in contents.values { prefs[raw: key] = value }
+        }
+        precondition(store.snapshot.values.count == 10_000)
+    }
+
+    func importProperties() async throws -> Row {
+        let source = try writePropertiesSource()
         var samples: [Double] = []
         var parses: [Double] = []
         for round in 0..<(quick ? 5 : 15) {
@@ -323,14 +342,7 @@ struct Cases {
             var parse = 0.0
             samples.append(
                 try await timeAsync {
-                    var read: LegacyContents?
-                    parse = try time { read = try LegacyReader.read(.properties, at: source) }
-                    let contents = read!
-                    let store = try await PreferencesStore(fileURL: target)
-                    try await store.edit { prefs in
-                        for (key, value) in contents.values { prefs[raw: key] = value }
-                    }
-                    precondition(store.snapshot.values.count == 10_000)
+                    try await importOnce(source, into: target, parse: &parse)
                 })
             parses.append(parse)
         }
@@ -378,6 +390,21 @@ struct Cases {
                 "Data(contentsOf:) + JSONDecoder of the same 20 fields \(format(nanoseconds: median(foundation)))",
             ratio: ratio, target: "≤ 1.5× Foundation", met: ratio <= 1.5,
             detail: ["ours_ns": median(ours), "foundation_ns": median(foundation)])
+    }
+
+    /// Imports the P7 file `count` times, each into a fresh store, for a
+    /// profiler (`--profile-import N`).
+    func profileImport(count: Int) async throws {
+        let source = try writePropertiesSource()
+        var parse = 0.0
+        let elapsed = try await timeAsync {
+            for round in 0..<count {
+                try await importOnce(
+                    source, into: file("profile-import-\(round).json"), parse: &parse)
+            }
+        }
+        FileHandle.standardError.write(
+            Data("\(format(nanoseconds: elapsed / Double(count))) per import\n".utf8))
     }
 
     /// Opens `count` fresh 20-key stores and reads a key from each, for a

@@ -5,6 +5,7 @@
 //   swift run -c release prefs-bench [--quick] [--json] [--only P2,P3]
 //   swift run -c release prefs-bench --scaling [--chart scaling.svg]
 //   swift run -c release prefs-bench --profile-cold 2000   (for a profiler)
+//   swift run -c release prefs-bench --profile-import 10   (P7 imports, for a profiler)
 import Foundation
 
 // The run is a task the main thread waits for. With `await` at the top
