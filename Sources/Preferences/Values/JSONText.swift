@@ -113,113 +113,21 @@ enum JSONText {
     }
 
     /// The members in the order of their keys' UTF-8 bytes (which is the
-    /// order of their Unicode scalars). For ASCII keys the bytes are compared
-    /// directly from one buffer holding every key. Not `String`'s `<`: it
-    /// compares normalized forms, and keys that mix spellings of one
-    /// character (é as one scalar, and as e with a combining accent) have no
-    /// consistent order under it, so the written order would follow the
-    /// dictionary's layout and differ from process to process.
+    /// order of their Unicode scalars). Not `String`'s `<`: it compares
+    /// normalized forms, and keys that mix spellings of one character (é as
+    /// one scalar, and as e with a combining accent) have no consistent order
+    /// under it, so the written order would follow the dictionary's layout
+    /// and differ from process to process.
     static func sortedByKey(_ fields: [String: PreferenceValue]) -> [(
         key: String, value: PreferenceValue
     )] {
         let entries = Array(fields)
         // A few members (a change record, a small object): a plain sort,
-        // without the buffers below.
+        // without the buffers of `ByteKeySort`.
         if entries.count <= 8 { return entries.sorted { precedesByBytes($0.key, $1.key) } }
-        var keyBytes: [UInt8] = []
-        keyBytes.reserveCapacity(entries.count * 16)
-        var spans: [(start: Int, end: Int, entry: Int)] = []
-        spans.reserveCapacity(entries.count)
-        var ascii = true
-        for (position, entry) in entries.enumerated() {
-            let start = keyBytes.count
-            keyBytes.append(contentsOf: entry.key.utf8)
-            spans.append((start, keyBytes.count, position))
-        }
-        for byte in keyBytes where byte >= 0x80 {
-            ascii = false
-            break
-        }
-        guard ascii else { return entries.sorted { precedesByBytes($0.key, $1.key) } }
-        // A bottom-up merge sort of entry numbers: plain integers moved, keys
-        // compared in place, several times faster than a general sort here.
-        var order = Array(0..<entries.count)
-        var scratch = order
-        keyBytes.withUnsafeBytes { bytes in
-            spans.withUnsafeBufferPointer { spans in
-                func before(_ left: Int, _ right: Int) -> Bool {
-                    let (leftStart, leftEnd, _) = spans[left]
-                    let (rightStart, rightEnd, _) = spans[right]
-                    let common = min(leftEnd - leftStart, rightEnd - rightStart)
-                    var offset = 0
-                    // Eight bytes at a time: as big-endian integers they
-                    // compare as the bytes do.
-                    while offset + 8 <= common {
-                        let leftWord = bytes.loadUnaligned(
-                            fromByteOffset: leftStart + offset, as: UInt64.self
-                        ).bigEndian
-                        let rightWord = bytes.loadUnaligned(
-                            fromByteOffset: rightStart + offset, as: UInt64.self
-                        ).bigEndian
-                        if leftWord != rightWord { return leftWord < rightWord }
-                        offset += 8
-                    }
-                    while offset < common {
-                        let leftByte = bytes[leftStart + offset]
-                        let rightByte = bytes[rightStart + offset]
-                        if leftByte != rightByte { return leftByte < rightByte }
-                        offset += 1
-                    }
-                    return leftEnd - leftStart < rightEnd - rightStart
-                }
-                order.withUnsafeMutableBufferPointer { order in
-                    scratch.withUnsafeMutableBufferPointer { scratch in
-                        var source = order
-                        var target = scratch
-                        var width = 1
-                        while width < source.count {
-                            var low = 0
-                            while low < source.count {
-                                let middle = min(low + width, source.count)
-                                let high = min(low + 2 * width, source.count)
-                                var left = low
-                                var right = middle
-                                var out = low
-                                while left < middle && right < high {
-                                    // Equal keys cannot happen (dictionary keys).
-                                    if before(source[right], source[left]) {
-                                        target[out] = source[right]
-                                        right += 1
-                                    } else {
-                                        target[out] = source[left]
-                                        left += 1
-                                    }
-                                    out += 1
-                                }
-                                while left < middle {
-                                    target[out] = source[left]
-                                    left += 1
-                                    out += 1
-                                }
-                                while right < high {
-                                    target[out] = source[right]
-                                    right += 1
-                                    out += 1
-                                }
-                                low = high
-                            }
-                            swap(&source, &target)
-                            width *= 2
-                        }
-                        // The sorted run ends in `source`; make sure it is `order`.
-                        if source.baseAddress != order.baseAddress {
-                            for index in 0..<order.count { order[index] = source[index] }
-                        }
-                    }
-                }
-            }
-        }
-        return order.map { entries[$0] }
+        var keys = ByteKeySort(capacity: entries.count)
+        for entry in entries { keys.append(entry.key) }
+        return keys.sortedOrder().map { entries[$0] }
     }
 
     static func newline(into out: inout [UInt8], indent: Int) {
@@ -259,23 +167,20 @@ enum JSONText {
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     static func writeString(_ text: String, into out: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { writeString(bytes: $0, into: &out) }
+    }
+
+    /// A string given by its UTF-8 bytes, quoted and escaped.
+    static func writeString(bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        // Most strings need no escaping: copy them whole, scanning the
-        // string's own storage rather than going through its UTF-8 view.
-        let copied =
-            text.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-                for byte in bytes where byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F
-                {
-                    return false
-                }
-                out.append(contentsOf: bytes)
-                return true
-            } ?? false
-        if copied {
+        // Most strings need no escaping: copied whole.
+        if !needsEscaping(bytes) {
+            out.append(contentsOf: bytes)
             out.append(UInt8(ascii: "\""))
             return
         }
-        for byte in text.utf8 {
+        for byte in bytes {
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
             case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
@@ -292,6 +197,33 @@ enum JSONText {
             }
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether any byte needs an escape in a JSON string: a control
+    /// character, `"`, `\\` or DEL. Eight bytes are tested at a time.
+    static func needsEscaping(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let raw = UnsafeRawBufferPointer(bytes)
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        // Whether some byte of `word` is zero (exact as to whether, not which).
+        func hasZero(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
+        var offset = 0
+        while offset + 8 <= raw.count {
+            let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            // Some byte below 0x20 (exact for bounds up to 0x80).
+            if (word &- ones &* 0x20) & ~word & highs != 0 || hasZero(word ^ (ones &* 0x22))
+                || hasZero(word ^ (ones &* 0x5C)) || hasZero(word ^ (ones &* 0x7F))
+            {
+                return true
+            }
+            offset += 8
+        }
+        while offset < raw.count {
+            let byte = raw[offset]
+            if byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F { return true }
+            offset += 1
+        }
+        return false
     }
 
     // MARK: - Reading
