@@ -99,4 +99,56 @@ import Testing
         #expect(
             combining.lowerBound < single.lowerBound, "by bytes, e (0x65) comes before é (0xC3)")
     }
+
+    /// Random documents: keys and strings that need escapes, every kind of
+    /// value nested at random, several change records, members this version
+    /// does not know. The writer's bytes must be those of the general writer.
+    @Test(arguments: 0..<6)
+    func randomDocumentsAreWrittenAsTheGeneralWriterWritesThem(_ seed: Int) throws {
+        var state = UInt64(seed) &* 0x2545_F491 &+ 7
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        let pieces = [
+            "a", "key", "é", "😀", "\"", "\\", "\n", "\t", "\u{1}", "\u{7F}", " ", ".", "z", "0",
+            "a long run of plain text",
+        ]
+        func text() -> String {
+            (0..<next(6)).map { _ in pieces[next(pieces.count)] }.joined()
+        }
+        func value(depth: Int) -> PreferenceValue {
+            switch next(depth > 2 ? 6 : 8) {
+            case 0: return .null
+            case 1: return .bool(next(2) == 0)
+            case 2: return .int(Int64(next(2_000_001)) - 1_000_000)
+            case 3: return .double([0.5, -1e-7, 1e21, 14.0, 3.25][next(5)])
+            case 4, 5: return .string(text())
+            case 6: return .array((0..<next(4)).map { _ in value(depth: depth + 1) })
+            default:
+                var fields: [String: PreferenceValue] = [:]
+                for _ in 0..<next(12) { fields[text()] = value(depth: depth + 1) }
+                return .object(fields)
+            }
+        }
+        let stamps = [Self.alice, Self.bob]
+        for _ in 0..<30 {
+            var values: [String: PreferenceValue] = [:]
+            var records: [String: ChangeRecord] = [:]
+            for _ in 0..<next(60) {
+                let key = text()
+                values[key] = value(depth: 0)
+                if next(4) != 0 { records[key] = stamps[next(2)] }
+            }
+            var others: [String: PreferenceValue] = [:]
+            if next(3) == 0 { others[["aardvark", "zz", "v"][next(3)]] = value(depth: 1) }
+            let document = StoreDocument(
+                values: values, version: next(3), modifications: ChangeLog(records),
+                otherMembers: others)
+            let bytes = try document.encode(file: "f", limits: PreferencesLimits())
+            #expect(
+                String(decoding: bytes, as: UTF8.self)
+                    == String(decoding: Self.reference(document), as: UTF8.self))
+        }
+    }
 }

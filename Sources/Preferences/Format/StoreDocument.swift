@@ -126,70 +126,171 @@ struct StoreDocument: Sendable, Equatable {
     }
 
     /// The file's bytes: pretty-printed, keys sorted, newline at the end.
+    ///
+    /// Written here rather than through one `PreferenceValue` tree, with the
+    /// same bytes as `JSONText` writes for it. One walk over `values` copies
+    /// each key's bytes into one buffer and writes each value's text into
+    /// another; the keys are then sorted once (as bytes, `ByteKeySort`) for
+    /// both `values` and `modified`, each distinct change record is
+    /// formatted once however many keys share it, and the file is put
+    /// together from those pieces in a buffer of its final size.
     func encode(file: String, limits: PreferencesLimits) throws -> [UInt8] {
-        for (key, value) in values where value.depth > limits.maxDepth {
-            throw PreferencesError.limitExceeded(
-                file: file,
-                reason:
-                    "the value of '\(key)' is nested \(value.depth) levels deep, over the limit of \(limits.maxDepth)"
-            )
-        }
-        // Written here rather than through one `PreferenceValue` tree, with
-        // the same bytes as `JSONText` writes for it: the keys are sorted
-        // once for `values` and `modified`, and each distinct change record
-        // is formatted once, however many keys share it.
-        let ordered = JSONText.sortedByKey(values)
-        var recordNumbers: [Int?] = []
-        recordNumbers.reserveCapacity(ordered.count)
+        let count = values.count
+        var keys = ByteKeySort(capacity: count)
+        // Each value as it is written at its place (indent 2), one after another.
+        var texts: [UInt8] = []
+        texts.reserveCapacity(count * 32)
+        var textEnds: [Int] = []
+        textEnds.reserveCapacity(count)
+        // Each key's record number among `modifications.distinctRecords`, or -1.
+        var recordNumbers: [Int32] = []
+        recordNumbers.reserveCapacity(count)
         var anyRecord = false
-        for (key, _) in ordered {
+        for (key, value) in values {
+            switch value {
+            case .array, .object:
+                if value.depth > limits.maxDepth {
+                    throw PreferencesError.limitExceeded(
+                        file: file,
+                        reason:
+                            "the value of '\(key)' is nested \(value.depth) levels deep, over the limit of \(limits.maxDepth)"
+                    )
+                }
+            default: break
+            }
+            keys.append(key)
+            JSONText.write(value, into: &texts, pretty: true, indent: 2)
+            textEnds.append(texts.count)
             let number = modifications.recordNumber(forKey: key, isStored: true)
+            recordNumbers.append(number.map { Int32($0) } ?? -1)
             anyRecord = anyRecord || number != nil
-            recordNumbers.append(number)
         }
-        var members = otherMembers
-        members["format"] = .int(Self.currentFormat)
-        members["values"] = .null  // written below
-        members["modified"] = anyRecord ? .null : nil  // written below
-        members["version"] = .int(Int64(version))
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(64 + ordered.count * (anyRecord ? 128 : 32))
-        bytes.append(UInt8(ascii: "{"))
-        for (position, (name, member)) in JSONText.sortedByKey(members).enumerated() {
-            if position > 0 { bytes.append(UInt8(ascii: ",")) }
-            JSONText.newline(into: &bytes, indent: 1)
-            JSONText.writeString(name, into: &bytes)
-            bytes.append(contentsOf: " : ".utf8)
-            switch name {
-            case "values":
-                Self.writeMembers(ordered.lazy.map { ($0.key, $0.value) }, into: &bytes) {
-                    JSONText.write($0, into: &$1, pretty: true, indent: 2)
+        let order = keys.sortedOrder()
+
+        // Keys that need escapes (rare) are written from their escaped text.
+        var escapedKeys: [Int: [UInt8]] = [:]
+        var quotedKeySizes: [Int] = []
+        quotedKeySizes.reserveCapacity(count)
+        for index in 0..<count {
+            keys.withKey(index) { bytes in
+                if JSONText.needsEscaping(bytes) {
+                    var quoted: [UInt8] = []
+                    JSONText.writeString(bytes: bytes, into: &quoted)
+                    escapedKeys[index] = quoted
+                    quotedKeySizes.append(quoted.count)
+                } else {
+                    quotedKeySizes.append(bytes.count + 2)
                 }
-            case "modified":
-                var formatted = [[UInt8]?](
-                    repeating: nil, count: modifications.distinctRecords.count)
-                let withRecords = zip(ordered, recordNumbers).lazy.compactMap {
-                    entry, number in number.map { (entry.key, $0) }
-                }
-                Self.writeMembers(withRecords, into: &bytes) { number, out in
-                    if let text = formatted[number] {
-                        out.append(contentsOf: text)
-                    } else {
-                        var text: [UInt8] = []
-                        JSONText.write(
-                            modifications.distinctRecords[number].storedValue, into: &text,
-                            pretty: true, indent: 2)
-                        out.append(contentsOf: text)
-                        formatted[number] = text
-                    }
-                }
-            default:
-                JSONText.write(member, into: &bytes, pretty: true, indent: 1)
             }
         }
-        JSONText.newline(into: &bytes, indent: 0)
-        bytes.append(UInt8(ascii: "}"))
-        bytes.append(0x0A)
+        // Each distinct record that some key has, formatted once, one after
+        // another in `recordBytes`.
+        var recordBytes: [UInt8] = []
+        var recordRanges = [Range<Int>?](
+            repeating: nil, count: modifications.distinctRecords.count)
+        var modifiedSize = 4  // "\n  }" (the "{" is counted as the first ",")
+        if anyRecord {
+            for index in 0..<count where recordNumbers[index] >= 0 {
+                let number = Int(recordNumbers[index])
+                if recordRanges[number] == nil {
+                    let start = recordBytes.count
+                    JSONText.write(
+                        modifications.distinctRecords[number].storedValue, into: &recordBytes,
+                        pretty: true, indent: 2)
+                    recordRanges[number] = start..<recordBytes.count
+                }
+                // ",\n    " before each member and " : " after its key.
+                modifiedSize += 9 + quotedKeySizes[index] + recordRanges[number]!.count
+            }
+        }
+        var valuesSize = count == 0 ? 2 : 4 + texts.count
+        for size in quotedKeySizes { valuesSize += 9 + size }
+
+        // The top-level members, in the order of their names' bytes, each
+        // with its text (`values` and `modified` are written below).
+        var names = otherMembers.keys.filter { !Self.knownMembers.contains($0) }
+        names += ["format", "values", "version"]
+        if anyRecord { names.append("modified") }
+        names.sort(by: JSONText.precedesByBytes)
+        var heads: [[UInt8]] = []
+        var memberTexts: [[UInt8]] = []
+        var size = 4  // "{", "\n}\n"
+        for (position, name) in names.enumerated() {
+            var head: [UInt8] = position > 0 ? [UInt8(ascii: ",")] : []
+            JSONText.newline(into: &head, indent: 1)
+            JSONText.writeString(name, into: &head)
+            head += Self.separator
+            var text: [UInt8] = []
+            switch name {
+            case "format": JSONText.writeInteger(Self.currentFormat, into: &text)
+            case "version": JSONText.writeInteger(Int64(version), into: &text)
+            case "values": size += valuesSize
+            case "modified": size += modifiedSize
+            default: JSONText.write(otherMembers[name]!, into: &text, pretty: true, indent: 1)
+            }
+            size += head.count + text.count
+            heads.append(head)
+            memberTexts.append(text)
+        }
+
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            var out = ByteCursor(buffer)
+            keys.bytes.withUnsafeBufferPointer { keyBytes in
+                texts.withUnsafeBufferPointer { texts in
+                    recordBytes.withUnsafeBufferPointer { recordBytes in
+                        /// `values` or `modified`: each key in order (those
+                        /// that have a text), with its text.
+                        func writeMembers(text: (Int) -> UnsafeBufferPointer<UInt8>?) {
+                            var first = true
+                            for index in order {
+                                guard let text = text(index) else { continue }
+                                out.append(first ? UInt8(ascii: "{") : UInt8(ascii: ","))
+                                first = false
+                                out.append("\n    ")
+                                if !escapedKeys.isEmpty, let quoted = escapedKeys[index] {
+                                    quoted.withUnsafeBufferPointer { out.append($0) }
+                                } else {
+                                    out.append(UInt8(ascii: "\""))
+                                    out.append(
+                                        UnsafeBufferPointer(
+                                            rebasing: keyBytes[
+                                                keys.starts[index]..<keys.starts[index + 1]]))
+                                    out.append(UInt8(ascii: "\""))
+                                }
+                                out.append(" : ")
+                                out.append(text)
+                            }
+                            out.append(first ? "{}" : "\n  }")
+                        }
+                        out.append(UInt8(ascii: "{"))
+                        for (position, name) in names.enumerated() {
+                            heads[position].withUnsafeBufferPointer { out.append($0) }
+                            switch name {
+                            case "values":
+                                writeMembers { index in
+                                    let start = index == 0 ? 0 : textEnds[index - 1]
+                                    return UnsafeBufferPointer(
+                                        rebasing: texts[start..<textEnds[index]])
+                                }
+                            case "modified":
+                                writeMembers { index in
+                                    let number = Int(recordNumbers[index])
+                                    return number < 0
+                                        ? nil
+                                        : UnsafeBufferPointer(
+                                            rebasing: recordBytes[recordRanges[number]!])
+                                }
+                            default:
+                                memberTexts[position].withUnsafeBufferPointer { out.append($0) }
+                            }
+                        }
+                        out.append("\n}\n")
+                    }
+                }
+            }
+            precondition(out.count == size, "the file's size was worked out wrong")
+            initialized = out.count
+        }
         if bytes.count > limits.maxFileSize {
             throw PreferencesError.limitExceeded(
                 file: file,
@@ -200,26 +301,30 @@ struct StoreDocument: Sendable, Equatable {
         return bytes
     }
 
-    /// A member object of the top level, pretty-printed as `JSONText`
-    /// prints it, from members already in order.
-    private static func writeMembers<Members: Sequence<(String, Member)>, Member>(
-        _ members: Members, into out: inout [UInt8],
-        value writeValue: (Member, inout [UInt8]) -> Void
-    ) {
-        var first = true
-        for (key, member) in members {
-            out.append(UInt8(ascii: first ? "{" : ","))
-            first = false
-            JSONText.newline(into: &out, indent: 2)
-            JSONText.writeString(key, into: &out)
-            out.append(contentsOf: " : ".utf8)
-            writeValue(member, &out)
+    private static let separator = Array(" : ".utf8)
+
+    /// Writes into a buffer of a known size.
+    private struct ByteCursor {
+        let buffer: UnsafeMutableBufferPointer<UInt8>
+        var count = 0
+
+        init(_ buffer: UnsafeMutableBufferPointer<UInt8>) { self.buffer = buffer }
+
+        mutating func append(_ byte: UInt8) {
+            precondition(count < buffer.count)
+            buffer[count] = byte
+            count += 1
         }
-        if first {
-            out.append(contentsOf: "{}".utf8)
-        } else {
-            JSONText.newline(into: &out, indent: 1)
-            out.append(UInt8(ascii: "}"))
+
+        mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+            precondition(buffer.count - count >= bytes.count)
+            guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+            (buffer.baseAddress! + count).update(from: source, count: bytes.count)
+            count += bytes.count
+        }
+
+        mutating func append(_ text: StaticString) {
+            append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
         }
     }
 
