@@ -1,11 +1,15 @@
 /// Reads Java `.properties` files exactly as JDK 17's `Properties.load` does.
 ///
-/// The text is first decoded (UTF-8 as `load(Reader)`, or ISO-8859-1 as
-/// `load(InputStream)`) into UTF-16 code units, because the JDK works on
-/// `char`s: `\uXXXX` escapes may then form surrogate pairs across two escapes.
-/// Lone surrogates, which a Java string can hold but a Swift string cannot,
-/// become U+FFFD. A byte order mark is kept as part of the first key, as the
-/// JDK does.
+/// The JDK decodes the text (UTF-8 as `load(Reader)`, or ISO-8859-1 as
+/// `load(InputStream)`) and works on UTF-16 `char`s. Every character the
+/// rules look at (line ends, white space, separators, `#`, `!`, `\\`) is
+/// ASCII, so this reader works on the UTF-8 bytes instead: the text is
+/// checked as UTF-8 once (ISO-8859-1 is first turned into UTF-8), and a key
+/// or value with no escape becomes a string straight from its bytes.
+/// `\\uXXXX` escapes give UTF-16 code units, so two of them may form a
+/// surrogate pair; lone surrogates, which a Java string can hold but a Swift
+/// string cannot, become U+FFFD. A byte order mark is kept as part of the
+/// first key, as the JDK does. Error columns count characters.
 enum PropertiesParser {
     /// Parses `bytes`; every value is a `.string`.
     ///
@@ -15,19 +19,36 @@ enum PropertiesParser {
     static func parse(_ bytes: [UInt8], encoding: PropertiesEncoding, file: String) throws
         -> [String: PreferenceValue]
     {
-        let text = try decode(bytes, encoding: encoding, file: file)
-        return try text.units.withUnsafeBufferPointer { units in
+        let text: [UInt8]
+        switch encoding {
+        case .utf8:
+            if let invalidAt = firstInvalidUTF8(bytes) {
+                let line = bytes.withUnsafeBufferPointer { position(of: invalidAt, in: $0).line }
+                throw PreferencesError.legacyFormat(
+                    file: file, line: line, column: nil,
+                    reason: "invalid UTF-8 at byte offset \(invalidAt)")
+            }
+            text = bytes
+        case .iso8859_1:
+            text = latin1AsUTF8(bytes)
+        }
+        return try text.withUnsafeBufferPointer { units in
             var reader = LineReader(units: units)
             var result: [String: PreferenceValue] = [:]
             // About one entry a line: sized once rather than grown step by step.
-            result.reserveCapacity(units.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) })
-            // The line's buffers are reused: a large file costs few allocations.
-            var line = LogicalLine()
+            result.reserveCapacity(lineCount(units))
+            // Continued lines are joined in one buffer, allocated once.
+            let scratch = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(units.count, 1))
+            defer { scratch.deallocate() }
+            var line = LogicalLine(text: units, scratch: scratch)
             while reader.readLine(into: &line) {
-                let (keyEnd, valueStart) = split(line.units)
-                let key = try unescape(line, 0..<keyEnd, text: text, file: file)
+                let split = split(line.units)
+                let key = try unescape(
+                    line, 0..<split.keyEnd, escaped: split.keyHasBackslash, text: units,
+                    file: file)
                 let value = try unescape(
-                    line, valueStart..<line.units.count, text: text, file: file)
+                    line, split.valueStart..<line.count, escaped: nil, text: units,
+                    file: file)
                 result[key] = .string(value)
             }
             return result
@@ -36,85 +57,90 @@ enum PropertiesParser {
 
     // MARK: - Decoding
 
-    /// The decoded file as UTF-16 code units. Lines and columns are worked
-    /// out from an offset only when an error needs them.
-    struct DecodedText {
-        var units: [UInt16] = []
+    /// The number of `\n` bytes, eight bytes at a time.
+    private static func lineCount(_ units: UnsafeBufferPointer<UInt8>) -> Int {
+        let raw = UnsafeRawBufferPointer(units)
+        var count = 0
+        var offset = 0
+        while offset + 8 <= raw.count {
+            let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            count += ByteScan.matches(word, 0x0A).nonzeroBitCount
+            offset += 8
+        }
+        while offset < raw.count {
+            if raw[offset] == 0x0A { count += 1 }
+            offset += 1
+        }
+        return count
+    }
 
-        /// The 1-based line and column (in characters) of the unit at `offset`.
-        func position(of offset: Int) -> (line: Int, column: Int) {
-            var line = 1
-            var column = 1
-            var previousWasCR = false
+    /// The offset of the first byte that does not start a well-formed UTF-8
+    /// sequence, or nil when all of `bytes` is UTF-8.
+    static func firstInvalidUTF8(_ bytes: [UInt8]) -> Int? {
+        bytes.withUnsafeBufferPointer { bytes in
+            let raw = UnsafeRawBufferPointer(bytes)
             var index = 0
-            while index < min(offset, units.count) {
-                let unit = units[index]
-                if unit == 0x0A {
-                    if !previousWasCR { line += 1 }
-                    column = 1
-                } else if unit == 0x0D {
-                    line += 1
-                    column = 1
-                } else if !(0xDC00..<0xE000).contains(unit) || index == 0
-                    || !(0xD800..<0xDC00).contains(units[index - 1])
+            while index < bytes.count {
+                // ASCII eight bytes at a time.
+                if index + 8 <= bytes.count,
+                    raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                        & 0x8080_8080_8080_8080 == 0
                 {
-                    column += 1
+                    index += 8
+                    continue
                 }
-                previousWasCR = unit == 0x0D
-                index += 1
+                if bytes[index] < 0x80 {
+                    index += 1
+                    continue
+                }
+                guard let (_, length) = decodeUTF8(bytes, at: index) else { return index }
+                index += length
             }
-            return (line, column)
+            return nil
         }
     }
 
-    private static func decode(_ bytes: [UInt8], encoding: PropertiesEncoding, file: String)
-        throws -> DecodedText
-    {
-        // A byte gives at most one unit (four bytes, two), so the units are
-        // written straight into storage of the bytes' count.
-        var invalidAt: Int?
-        let units = [UInt16](unsafeUninitializedCapacity: bytes.count) { units, written in
-            bytes.withUnsafeBufferPointer { bytes in
-                switch encoding {
-                case .iso8859_1:
-                    for (index, byte) in bytes.enumerated() { units[index] = UInt16(byte) }
-                    written = bytes.count
-                case .utf8:
-                    var index = 0
-                    while index < bytes.count {
-                        let first = bytes[index]
-                        if first < 0x80 {
-                            units[written] = UInt16(first)
-                            written += 1
-                            index += 1
-                            continue
-                        }
-                        guard let (scalar, length) = decodeUTF8(bytes, at: index) else {
-                            invalidAt = index
-                            return
-                        }
-                        if scalar >= 0x10000 {
-                            let value = scalar - 0x10000
-                            units[written] = UInt16(0xD800 + (value >> 10))
-                            units[written + 1] = UInt16(0xDC00 + (value & 0x3FF))
-                            written += 2
-                        } else {
-                            units[written] = UInt16(scalar)
-                            written += 1
-                        }
-                        index += length
-                    }
-                }
+    /// ISO-8859-1 maps each byte to the character of that number: bytes of
+    /// 0x80 and above take two bytes in UTF-8.
+    private static func latin1AsUTF8(_ bytes: [UInt8]) -> [UInt8] {
+        let high = bytes.reduce(0) { $0 + ($1 >= 0x80 ? 1 : 0) }
+        if high == 0 { return bytes }
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count + high)
+        for byte in bytes {
+            if byte < 0x80 {
+                text.append(byte)
+            } else {
+                text.append(0xC0 | byte >> 6)
+                text.append(0x80 | byte & 0x3F)
             }
         }
-        let text = DecodedText(units: units)
-        if let invalidAt {
-            // The units decoded so far end where the bad byte is.
-            throw PreferencesError.legacyFormat(
-                file: file, line: text.position(of: units.count).line, column: nil,
-                reason: "invalid UTF-8 at byte offset \(invalidAt)")
-        }
         return text
+    }
+
+    /// The 1-based line and column (in characters) of the byte at `offset`.
+    static func position(of offset: Int, in units: UnsafeBufferPointer<UInt8>) -> (
+        line: Int, column: Int
+    ) {
+        var line = 1
+        var column = 1
+        var previousWasCR = false
+        var index = 0
+        while index < min(offset, units.count) {
+            let unit = units[index]
+            if unit == 0x0A {
+                if !previousWasCR { line += 1 }
+                column = 1
+            } else if unit == 0x0D {
+                line += 1
+                column = 1
+            } else if unit & 0xC0 != 0x80 {
+                column += 1
+            }
+            previousWasCR = unit == 0x0D
+            index += 1
+        }
+        return (line, column)
     }
 
     /// Decodes one well-formed UTF-8 sequence (no overlong forms, surrogates
@@ -152,27 +178,67 @@ enum PropertiesParser {
 
     // MARK: - Logical lines
 
-    /// One logical line: its code units, and where each run of them (one
-    /// physical line's part) came from in the text, for error positions.
+    /// One logical line. A line that is not continued is its bytes in the
+    /// text; a continued one is joined in `scratch`, with where each run of
+    /// it (one physical line's part) came from in the text, for error
+    /// positions.
     struct LogicalLine {
-        var units: [UInt16] = []
-        /// (index in `units` where the run starts, its offset in the text).
-        var runs: [(start: Int, origin: Int)] = []
+        let text: UnsafeBufferPointer<UInt8>
+        /// Room for the longest possible line, the whole text.
+        let scratch: UnsafeMutableBufferPointer<UInt8>
+        /// Where the line starts in the text, while it is one run.
+        private var start = 0
+        private(set) var count = 0
+        private var joined = false
+        /// For a joined line: (index in the line where the run starts, its
+        /// offset in the text).
+        private var runs: [(start: Int, origin: Int)] = []
+
+        init(text: UnsafeBufferPointer<UInt8>, scratch: UnsafeMutableBufferPointer<UInt8>) {
+            self.text = text
+            self.scratch = scratch
+        }
+
+        var isEmpty: Bool { count == 0 }
+
+        /// The line's bytes.
+        var units: UnsafeBufferPointer<UInt8> {
+            joined
+                ? UnsafeBufferPointer(rebasing: scratch[0..<count])
+                : UnsafeBufferPointer(rebasing: text[start..<start + count])
+        }
 
         mutating func removeAll() {
-            units.removeAll(keepingCapacity: true)
-            runs.removeAll(keepingCapacity: true)
+            count = 0
+            if joined {
+                joined = false
+                runs.removeAll(keepingCapacity: true)
+            }
         }
 
-        mutating func append(_ text: UnsafeBufferPointer<UInt16>, _ range: Range<Int>) {
-            runs.append((units.count, range.lowerBound))
-            units.append(contentsOf: UnsafeBufferPointer(rebasing: text[range]))
+        mutating func append(_ range: Range<Int>) {
+            if !joined {
+                if count == 0 {
+                    start = range.lowerBound
+                    count = range.count
+                    return
+                }
+                // A second run: the line moves to `scratch`.
+                joined = true
+                runs.append((0, start))
+                _ = scratch.update(fromContentsOf: text[start..<start + count])
+            }
+            runs.append((count, range.lowerBound))
+            _ = UnsafeMutableBufferPointer(rebasing: scratch[count...]).update(
+                fromContentsOf: text[range])
+            count += range.count
         }
 
-        mutating func removeLast() { units.removeLast() }
+        mutating func removeLast() { count -= 1 }
 
-        /// The offset in the text of the unit at `index`.
+        /// The offset in the text of the byte at `index`.
         func origin(of index: Int) -> Int {
+            guard joined else { return start + index }
             let run = runs.last { $0.start <= index } ?? (0, 0)
             return run.origin + index - run.start
         }
@@ -181,18 +247,18 @@ enum PropertiesParser {
     /// JDK 17's `Properties.LineReader`: joins continued lines, drops
     /// comments and blank lines.
     struct LineReader {
-        let units: UnsafeBufferPointer<UInt16>
+        let units: UnsafeBufferPointer<UInt8>
         var offset = 0
         var skipLF = false
 
-        init(units: UnsafeBufferPointer<UInt16>) { self.units = units }
+        init(units: UnsafeBufferPointer<UInt8>) { self.units = units }
 
-        private static let space: UInt16 = 0x20
-        private static let tab: UInt16 = 0x09
-        private static let formFeed: UInt16 = 0x0C
-        private static let newline: UInt16 = 0x0A
-        private static let carriageReturn: UInt16 = 0x0D
-        private static let backslash: UInt16 = 0x5C
+        private static let space: UInt8 = 0x20
+        private static let tab: UInt8 = 0x09
+        private static let formFeed: UInt8 = 0x0C
+        private static let newline: UInt8 = 0x0A
+        private static let carriageReturn: UInt8 = 0x0D
+        private static let backslash: UInt8 = 0x5C
 
         /// Reads the next logical line into `line` (its buffers are reused);
         /// false at the end of the text.
@@ -205,7 +271,7 @@ enum PropertiesParser {
                 guard offset < units.count else {
                     // End of input: the logical line ends; a dangling
                     // continuation backslash is dropped.
-                    if line.units.isEmpty { return false }
+                    if line.isEmpty { return false }
                     if precedingBackslash { line.removeLast() }
                     return true
                 }
@@ -226,7 +292,7 @@ enum PropertiesParser {
                 }
                 // JDK 9+: a comment starts wherever the logical line is still
                 // empty, even on a line reached by continuation.
-                if line.units.isEmpty && (char == 0x23 || char == 0x21) {
+                if line.isEmpty && (char == 0x23 || char == 0x21) {
                     while offset < units.count {
                         let next = units[offset]
                         offset += 1
@@ -240,13 +306,8 @@ enum PropertiesParser {
                     // one piece. A run always starts with no backslash before
                     // it, so whether its end is escaped depends on the run's
                     // own trailing backslashes.
-                    var end = offset
-                    while end < units.count && units[end] != Self.newline
-                        && units[end] != Self.carriageReturn
-                    {
-                        end += 1
-                    }
-                    line.append(units, position..<end)
+                    let end = ByteScan.lineEnd(in: units, from: offset)
+                    line.append(position..<end)
                     var trailing = end
                     while trailing > position && units[trailing - 1] == Self.backslash {
                         trailing -= 1
@@ -255,7 +316,7 @@ enum PropertiesParser {
                     offset = end
                     continue
                 }
-                if line.units.isEmpty {
+                if line.isEmpty {
                     skipWhiteSpace = true
                     continue
                 }
@@ -275,12 +336,16 @@ enum PropertiesParser {
 
     // MARK: - Key and value
 
-    /// Where the key ends and the value starts, as `Properties.load0` finds them.
-    private static func split(_ units: [UInt16]) -> (keyEnd: Int, valueStart: Int) {
+    /// Where the key ends and the value starts, as `Properties.load0` finds
+    /// them, and whether the key holds a backslash.
+    private static func split(_ units: UnsafeBufferPointer<UInt8>) -> (
+        keyEnd: Int, valueStart: Int, keyHasBackslash: Bool
+    ) {
         var keyEnd = 0
         var valueStart = units.count
         var hasSeparator = false
         var precedingBackslash = false
+        var keyHasBackslash = false
         while keyEnd < units.count {
             let char = units[keyEnd]
             if (char == 0x3D || char == 0x3A) && !precedingBackslash {
@@ -291,7 +356,12 @@ enum PropertiesParser {
                 valueStart = keyEnd + 1
                 break
             }
-            precedingBackslash = char == 0x5C ? !precedingBackslash : false
+            if char == 0x5C {
+                precedingBackslash.toggle()
+                keyHasBackslash = true
+            } else {
+                precedingBackslash = false
+            }
             keyEnd += 1
         }
         while valueStart < units.count {
@@ -305,42 +375,46 @@ enum PropertiesParser {
             }
             valueStart += 1
         }
-        return (keyEnd, valueStart)
+        return (keyEnd, valueStart, keyHasBackslash)
     }
 
     /// `Properties.loadConvert`: decodes the escapes of one key or value,
-    /// writing UTF-8 straight into the new string. A `\uXXXX` escape gives
-    /// one UTF-16 code unit, so two of them (or an escape and a literal) can
-    /// form a surrogate pair; a lone surrogate becomes U+FFFD.
+    /// writing UTF-8 straight into the new string. `escaped` says whether
+    /// the range holds a backslash, when that is known. A `\\uXXXX` escape
+    /// gives one UTF-16 code unit, so two of them can form a surrogate pair;
+    /// a lone surrogate becomes U+FFFD.
     private static func unescape(
-        _ line: LogicalLine, _ range: Range<Int>, text: DecodedText, file: String
+        _ line: LogicalLine, _ range: Range<Int>, escaped: Bool?,
+        text: UnsafeBufferPointer<UInt8>, file: String
     ) throws -> String {
-        try line.units.withUnsafeBufferPointer { units in
-            // Plain ASCII without escapes, the common case, is copied as is.
-            if !units[range].contains(where: { $0 >= 0x80 || $0 == 0x5C }) {
-                return String(unsafeUninitializedCapacity: range.count) { bytes in
-                    for (position, index) in range.enumerated() {
-                        bytes[position] = UInt8(truncatingIfNeeded: units[index])
-                    }
-                    return range.count
-                }
+        let units = line.units
+        do {
+            let slice = UnsafeBufferPointer(rebasing: units[range])
+            // No escapes, the common case: the bytes are the string (the
+            // text is known to be UTF-8).
+            if !(escaped ?? ByteScan.contains(slice, 0x5C)) {
+                return String(decoding: slice, as: UTF8.self)
             }
-            // Each unit gives at most three bytes (a pair, two units, four).
-            return try String(unsafeUninitializedCapacity: range.count * 3) { bytes in
+            // An escape's six bytes give at most three, a pair's twelve four,
+            // and any other byte itself.
+            return try String(unsafeUninitializedCapacity: range.count + 4) { bytes in
                 var encoder = UTF8Writer(bytes: bytes)
                 var index = range.lowerBound
                 while index < range.upperBound {
-                    var char = units[index]
-                    index += 1
-                    guard char == 0x5C else {
-                        encoder.write(char)
-                        continue
+                    // The bytes up to the next backslash, as they are.
+                    let backslash = ByteScan.firstIndex(
+                        of: 0x5C, in: units, from: index, to: range.upperBound)
+                    if backslash > index {
+                        encoder.writeBytes(UnsafeBufferPointer(rebasing: units[index..<backslash]))
+                        index = backslash
+                        if index == range.upperBound { break }
                     }
+                    index += 1
                     // A backslash cannot end a key or value (the line reader and
                     // the split keep backslash runs even), but be safe: drop it.
                     guard index < range.upperBound else { break }
                     let escapeStart = index - 1
-                    char = units[index]
+                    let char = units[index]
                     index += 1
                     switch char {
                     case 0x75:  // u
@@ -348,26 +422,25 @@ enum PropertiesParser {
                         for _ in 0..<4 {
                             guard index < range.upperBound, let digit = hexValue(units[index])
                             else {
-                                let shown = String(
-                                    decoding: units[
-                                        escapeStart..<min(escapeStart + 6, range.upperBound)],
-                                    as: UTF16.self)
-                                let place = text.position(of: line.origin(of: escapeStart))
+                                let shown = shownEscape(
+                                    UnsafeBufferPointer(
+                                        rebasing: units[escapeStart..<range.upperBound]))
+                                let place = position(of: line.origin(of: escapeStart), in: text)
                                 throw PreferencesError.legacyFormat(
                                     file: file, line: place.line, column: place.column,
                                     reason:
                                         "malformed \\uxxxx escape '\(shown)' (need four hex digits)"
                                 )
                             }
-                            value = value << 4 | digit
+                            value = value << 4 | UInt16(digit)
                             index += 1
                         }
                         encoder.write(value)
-                    case 0x74: encoder.write(0x09)  // t
-                    case 0x72: encoder.write(0x0D)  // r
-                    case 0x6E: encoder.write(0x0A)  // n
-                    case 0x66: encoder.write(0x0C)  // f
-                    default: encoder.write(char)
+                    case 0x74: encoder.writeByte(0x09)  // t
+                    case 0x72: encoder.writeByte(0x0D)  // r
+                    case 0x6E: encoder.writeByte(0x0A)  // n
+                    case 0x66: encoder.writeByte(0x0C)  // f
+                    default: encoder.writeByte(char)
                     }
                 }
                 return encoder.finish()
@@ -375,7 +448,31 @@ enum PropertiesParser {
         }
     }
 
-    /// UTF-16 code units in, UTF-8 out; lone surrogates as U+FFFD.
+    /// The first six UTF-16 code units of `bytes` (a malformed escape and
+    /// what follows it), as an error shows them; a pair cut in half shows
+    /// as U+FFFD.
+    private static func shownEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        var shown = ""
+        var units = 0
+        var index = 0
+        while units < 6 && index < bytes.count {
+            guard let (scalar, length) = decodeUTF8(bytes, at: index) else { break }
+            if scalar >= 0x10000 {
+                if units == 5 {
+                    shown.unicodeScalars.append("\u{FFFD}")
+                    break
+                }
+                units += 2
+            } else {
+                units += 1
+            }
+            shown.unicodeScalars.append(Unicode.Scalar(scalar)!)
+            index += length
+        }
+        return shown
+    }
+
+    /// UTF-8 bytes and UTF-16 code units in, UTF-8 out; lone surrogates as U+FFFD.
     struct UTF8Writer {
         let bytes: UnsafeMutableBufferPointer<UInt8>
         var count = 0
@@ -383,6 +480,27 @@ enum PropertiesParser {
 
         init(bytes: UnsafeMutableBufferPointer<UInt8>) { self.bytes = bytes }
 
+        /// One byte of the text's own UTF-8, copied as it is.
+        mutating func writeByte(_ byte: UInt8) {
+            if pendingHigh != nil {
+                pendingHigh = nil
+                put(0xFFFD)
+            }
+            bytes[count] = byte
+            count += 1
+        }
+
+        /// Bytes of the text's own UTF-8, copied as they are.
+        mutating func writeBytes(_ run: UnsafeBufferPointer<UInt8>) {
+            if pendingHigh != nil {
+                pendingHigh = nil
+                put(0xFFFD)
+            }
+            _ = UnsafeMutableBufferPointer(rebasing: bytes[count...]).update(fromContentsOf: run)
+            count += run.count
+        }
+
+        /// One UTF-16 code unit of an escape.
         mutating func write(_ unit: UInt16) {
             if let high = pendingHigh {
                 pendingHigh = nil
@@ -435,7 +553,7 @@ enum PropertiesParser {
         }
     }
 
-    private static func hexValue(_ unit: UInt16) -> UInt16? {
+    private static func hexValue(_ unit: UInt8) -> UInt8? {
         switch unit {
         case 0x30...0x39: unit - 0x30
         case 0x41...0x46: unit - 0x41 + 10

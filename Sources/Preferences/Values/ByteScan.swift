@@ -1,0 +1,63 @@
+/// Looks for a byte eight bytes at a time, in a 64-bit word.
+enum ByteScan {
+    private static let ones: UInt64 = 0x0101_0101_0101_0101
+    private static let lows: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+
+    /// The high bit of each byte of `word` that equals `byte`, and no other
+    /// bit (exact, so the bits can be counted).
+    @inline(__always)
+    static func matches(_ word: UInt64, _ byte: UInt8) -> UInt64 {
+        let zeroed = word ^ (ones &* UInt64(byte))
+        return ~(((zeroed & lows) &+ lows) | zeroed | lows)
+    }
+
+    /// Whether `bytes` holds `byte`.
+    static func contains(_ bytes: UnsafeBufferPointer<UInt8>, _ byte: UInt8) -> Bool {
+        let raw = UnsafeRawBufferPointer(bytes)
+        var offset = 0
+        while offset + 8 <= raw.count {
+            if matches(raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self), byte) != 0 {
+                return true
+            }
+            offset += 8
+        }
+        while offset < raw.count {
+            if raw[offset] == byte { return true }
+            offset += 1
+        }
+        return false
+    }
+
+    /// The offset of the first `\n` or `\r` in `bytes` from `offset`, or
+    /// the end of `bytes`.
+    static func lineEnd(in bytes: UnsafeBufferPointer<UInt8>, from offset: Int) -> Int {
+        let raw = UnsafeRawBufferPointer(bytes)
+        var offset = offset
+        while offset + 8 <= raw.count {
+            let word = UInt64(
+                littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            let found = matches(word, 0x0A) | matches(word, 0x0D)
+            if found != 0 { return offset + found.trailingZeroBitCount / 8 }
+            offset += 8
+        }
+        while offset < raw.count && raw[offset] != 0x0A && raw[offset] != 0x0D { offset += 1 }
+        return offset
+    }
+
+    /// The offset of the first `byte` in `bytes[start..<end]`, or `end`.
+    static func firstIndex(
+        of byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int
+    ) -> Int {
+        let raw = UnsafeRawBufferPointer(bytes)
+        var offset = start
+        while offset + 8 <= end {
+            let word = UInt64(
+                littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            let found = matches(word, byte)
+            if found != 0 { return offset + found.trailingZeroBitCount / 8 }
+            offset += 8
+        }
+        while offset < end && raw[offset] != byte { offset += 1 }
+        return offset
+    }
+}
