@@ -71,22 +71,23 @@ public struct MutablePreferences: Sendable {
     }
 
     private mutating func assign(_ name: String, _ value: PreferenceValue?) {
-        // One lookup finds the earlier value, compares it and replaces it in
-        // place; only a new key is hashed a second time, to insert it.
-        let position = storage.index(forKey: name)
-        let earlier = position.map { storage.values[$0] }
-        if earlier == value { return }
-        if journal != nil && journal?.everything == nil {
-            journal?.entries.append((name, earlier))
-        }
-        if let position {
-            if let value {
-                storage.values[position] = value
-            } else {
-                storage.remove(at: position)
+        // One lookup stores the value and gives the earlier one back: a new
+        // key (all of them in an import) is hashed and looked for once.
+        let earlier: PreferenceValue?
+        if let value {
+            earlier = storage.updateValue(value, forKey: name)
+            if let earlier, earlier == value {
+                // Equal is not always the same (a string in another Unicode
+                // spelling, -0.0 for 0.0): what was stored stays.
+                storage.updateValue(earlier, forKey: name)
+                return
             }
         } else {
-            storage[name] = value
+            earlier = storage.removeValue(forKey: name)
+            if earlier == nil { return }
+        }
+        if journal != nil && journal?.everything == nil {
+            journal?.entries.append((name, earlier))
         }
         changed = true
     }
