@@ -64,7 +64,8 @@ enum PropertiesParser {
         var offset = 0
         while offset + 8 <= raw.count {
             let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            count += ByteScan.matches(word, 0x0A).nonzeroBitCount
+            // One bit a match, at the top of its byte: summed by a multiply.
+            count += Int(((ByteScan.matches(word, 0x0A) >> 7) &* 0x0101_0101_0101_0101) >> 56)
             offset += 8
         }
         while offset < raw.count {
@@ -346,7 +347,15 @@ enum PropertiesParser {
         var hasSeparator = false
         var precedingBackslash = false
         var keyHasBackslash = false
-        while keyEnd < units.count {
+        // Most keys have no backslash: the key ends at the first separator
+        // or white space, found eight bytes at a time. From a backslash on,
+        // byte by byte.
+        keyEnd = ByteScan.firstKeyEnd(in: units)
+        if keyEnd < units.count && units[keyEnd] != 0x5C {
+            valueStart = keyEnd + 1
+            hasSeparator = units[keyEnd] == 0x3D || units[keyEnd] == 0x3A
+        }
+        while keyEnd < units.count && valueStart == units.count {
             let char = units[keyEnd]
             if (char == 0x3D || char == 0x3A) && !precedingBackslash {
                 valueStart = keyEnd + 1

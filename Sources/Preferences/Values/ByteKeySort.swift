@@ -2,10 +2,11 @@
 /// scalars), for the writers of sorted JSON objects.
 ///
 /// The keys' bytes are kept one after another in one buffer and sorted as
-/// numbers into it with a three-way radix quicksort (Bentley and Sedgewick's
-/// multikey quicksort): each step looks at one byte of each key, so a
-/// prefix that many keys share (`service.option.`) is read once per key
-/// rather than once per comparison. Small groups finish with an insertion
+/// numbers into it with a most-significant-byte-first radix sort: each pass
+/// reads one byte of each key and moves the keys to their byte's bucket, so
+/// a group of keys costs a few steps a key rather than a comparison of
+/// whole keys per step; a prefix that every key of a group shares is
+/// skipped eight bytes at a time. Small groups finish with an insertion
 /// sort that compares eight bytes at a time.
 struct ByteKeySort {
     /// Every key's bytes, one after another.
@@ -45,11 +46,14 @@ struct ByteKeySort {
     func sortedOrder() -> [Int] {
         var order = Array(0..<count)
         guard order.count > 1 else { return order }
+        var scratch = order
         bytes.withUnsafeBufferPointer { bytes in
             starts.withUnsafeBufferPointer { starts in
                 order.withUnsafeMutableBufferPointer { order in
-                    var sorter = Sorter(bytes: bytes, starts: starts, order: order)
-                    sorter.sort(0, order.count, depth: 0)
+                    scratch.withUnsafeMutableBufferPointer { scratch in
+                        Sorter(bytes: bytes, starts: starts, order: order, scratch: scratch)
+                            .sort(0, order.count, depth: 0)
+                    }
                 }
             }
         }
@@ -60,85 +64,92 @@ struct ByteKeySort {
         let bytes: UnsafeBufferPointer<UInt8>
         let starts: UnsafeBufferPointer<Int>
         let order: UnsafeMutableBufferPointer<Int>
-        /// A small generator for pivots, so that no input is slow on purpose.
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        /// Room to move a group's key numbers to their buckets.
+        let scratch: UnsafeMutableBufferPointer<Int>
 
-        init(
-            bytes: UnsafeBufferPointer<UInt8>, starts: UnsafeBufferPointer<Int>,
-            order: UnsafeMutableBufferPointer<Int>
-        ) {
-            self.bytes = bytes
-            self.starts = starts
-            self.order = order
-        }
-
-        /// The byte of key `key` at `depth`, or -1 past its end.
+        /// The byte of key `key` at `depth` plus one, or 0 past its end.
         @inline(__always)
-        func byte(_ key: Int, _ depth: Int) -> Int {
+        func bucket(_ key: Int, _ depth: Int) -> Int {
             let position = starts[key] + depth
-            return position < starts[key + 1] ? Int(bytes[position]) : -1
+            return position < starts[key + 1] ? Int(bytes[position]) + 1 : 0
         }
 
-        mutating func random(below bound: Int) -> Int {
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            return Int(state % UInt64(bound))
-        }
-
-        /// Sorts `order[low..<high]`, whose keys share their first `depth` bytes.
-        mutating func sort(_ low: Int, _ high: Int, depth: Int) {
+        /// Sorts `order[low..<high]`, whose keys share their first `depth`
+        /// bytes. It recurses into every bucket but the largest, which it
+        /// goes on with, so each call below has at most half the keys and
+        /// the stack stays shallow.
+        func sort(_ low: Int, _ high: Int, depth: Int) {
             var (low, high, depth) = (low, high, depth)
-            while high - low > 1 {
-                if high - low <= 12 {
-                    insertionSort(low, high, depth: depth)
-                    return
-                }
-                // The median of three keys taken at random.
-                let a = byte(order[low + random(below: high - low)], depth)
-                let b = byte(order[low + random(below: high - low)], depth)
-                let c = byte(order[low + random(below: high - low)], depth)
-                let pivot = max(min(a, b), min(max(a, b), c))
-                // Dijkstra's three-way partition: [low, less) below the pivot,
-                // [less, index) equal to it, [greater, high) above it.
-                var less = low
-                var index = low
-                var greater = high
-                while index < greater {
-                    let value = byte(order[index], depth)
-                    if value < pivot {
-                        order.swapAt(less, index)
-                        less += 1
-                        index += 1
-                    } else if value > pivot {
-                        greater -= 1
-                        order.swapAt(index, greater)
-                    } else {
-                        index += 1
+            withUnsafeTemporaryAllocation(of: Int.self, capacity: 258) { counts in
+                while high - low > 16 {
+                    depth += commonPrefix(low, high, from: depth)
+                    counts.initialize(repeating: 0)
+                    for index in low..<high { counts[bucket(order[index], depth) + 1] += 1 }
+                    // Where each bucket starts.
+                    for value in 1..<258 { counts[value] += counts[value - 1] }
+                    for index in low..<high {
+                        let key = order[index]
+                        let value = bucket(key, depth)
+                        scratch[low + counts[value]] = key
+                        counts[value] += 1
                     }
+                    // `counts[value]` is now where bucket `value` ends.
+                    for index in low..<high { order[index] = scratch[index] }
+                    // Keys that ended (bucket 0) are equal; the others go on
+                    // with the next byte.
+                    var largest = (low: low, high: low)
+                    var start = low + counts[0]
+                    for value in 1..<257 {
+                        let end = low + counts[value]
+                        if end - start > largest.high - largest.low {
+                            if largest.high - largest.low > 1 {
+                                sort(largest.low, largest.high, depth: depth + 1)
+                            }
+                            largest = (start, end)
+                        } else if end - start > 1 {
+                            sort(start, end, depth: depth + 1)
+                        }
+                        start = end
+                    }
+                    (low, high, depth) = (largest.low, largest.high, depth + 1)
                 }
-                // Recurse into the two smaller parts and go on with the
-                // largest, so that the stack stays shallow. Keys that all
-                // ended at the pivot are equal: nothing to sort there.
-                let equalDepth = pivot < 0 ? -1 : depth + 1
-                let (belowCount, equalCount, aboveCount) = (
-                    less - low, greater - less, high - greater
-                )
-                if equalCount >= belowCount && equalCount >= aboveCount {
-                    sort(low, less, depth: depth)
-                    sort(greater, high, depth: depth)
-                    if equalDepth < 0 { return }
-                    (low, high, depth) = (less, greater, equalDepth)
-                } else if belowCount >= aboveCount {
-                    sort(greater, high, depth: depth)
-                    if equalDepth >= 0 { sort(less, greater, depth: equalDepth) }
-                    high = less
-                } else {
-                    sort(low, less, depth: depth)
-                    if equalDepth >= 0 { sort(less, greater, depth: equalDepth) }
-                    low = greater
-                }
+                if high - low > 1 { insertionSort(low, high, depth: depth) }
             }
+        }
+
+        /// How many bytes from `depth` on all keys of `order[low..<high]`
+        /// share (the keys share their first `depth` bytes).
+        private func commonPrefix(_ low: Int, _ high: Int, from depth: Int) -> Int {
+            let first = order[low]
+            var shared = starts[first + 1] - starts[first] - depth
+            let raw = UnsafeRawBufferPointer(bytes)
+            for index in (low + 1)..<high where shared > 0 {
+                let key = order[index]
+                let common = min(shared, starts[key + 1] - starts[key] - depth)
+                let left = starts[first] + depth
+                let right = starts[key] + depth
+                var offset = 0
+                // Eight bytes at a time while the buffer has them (bytes
+                // past `common` may belong to other keys: they only bound
+                // the count, which is then cut to `common`).
+                while offset < common && max(left, right) + offset + 8 <= bytes.count {
+                    let difference =
+                        raw.loadUnaligned(fromByteOffset: left + offset, as: UInt64.self)
+                        ^ raw.loadUnaligned(fromByteOffset: right + offset, as: UInt64.self)
+                    if difference != 0 {
+                        offset += UInt64(littleEndian: difference).trailingZeroBitCount / 8
+                        break
+                    }
+                    offset += 8
+                }
+                while offset < common && max(left, right) + offset + 8 > bytes.count
+                    && bytes[left + offset] == bytes[right + offset]
+                {
+                    offset += 1
+                }
+                shared = min(offset, common)
+            }
+            return max(shared, 0)
         }
 
         private func insertionSort(_ low: Int, _ high: Int, depth: Int) {

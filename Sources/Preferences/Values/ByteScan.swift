@@ -60,4 +60,27 @@ enum ByteScan {
         while offset < end && raw[offset] != byte { offset += 1 }
         return offset
     }
+
+    /// The offset of the first byte of `bytes` that can end a `.properties`
+    /// key (`=`, `:`, space, tab, form feed) or escape (`\\`), or the end.
+    static func firstKeyEnd(in bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        let raw = UnsafeRawBufferPointer(bytes)
+        var offset = 0
+        while offset + 8 <= raw.count {
+            let word = UInt64(
+                littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            let found =
+                matches(word, 0x3D) | matches(word, 0x3A) | matches(word, 0x20)
+                | matches(word, 0x09) | matches(word, 0x0C) | matches(word, 0x5C)
+            if found != 0 { return offset + found.trailingZeroBitCount / 8 }
+            offset += 8
+        }
+        while offset < raw.count {
+            switch raw[offset] {
+            case 0x3D, 0x3A, 0x20, 0x09, 0x0C, 0x5C: return offset
+            default: offset += 1
+            }
+        }
+        return offset
+    }
 }

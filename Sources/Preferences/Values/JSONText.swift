@@ -204,19 +204,26 @@ enum JSONText {
     static func needsEscaping(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         let raw = UnsafeRawBufferPointer(bytes)
         let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        // Whether some byte of `word` is zero (exact as to whether, not which).
-        func hasZero(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
+        // Whether some byte is below 0x20, or is `"`, `\\` or DEL, one branch
+        // a word: `(x - 0x01…) & ~x & 0x80…` is non-zero when some byte of
+        // `x` is zero (exact as to whether, not which), and with 0x20… when
+        // some byte is below 0x20. XOR with an ASCII byte keeps each byte's
+        // high bit, so `~word` serves for all four.
+        func flagged(_ word: UInt64) -> Bool {
+            let below20 = word &- ones &* 0x20
+            let quote = (word ^ (ones &* 0x22)) &- ones
+            let backslash = (word ^ (ones &* 0x5C)) &- ones
+            let delete = (word ^ (ones &* 0x7F)) &- ones
+            return (below20 | quote | backslash | delete) & ~word & (ones &* 0x80) != 0
+        }
         var offset = 0
         while offset + 8 <= raw.count {
-            let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            // Some byte below 0x20 (exact for bounds up to 0x80).
-            if (word &- ones &* 0x20) & ~word & highs != 0 || hasZero(word ^ (ones &* 0x22))
-                || hasZero(word ^ (ones &* 0x5C)) || hasZero(word ^ (ones &* 0x7F))
-            {
-                return true
-            }
+            if flagged(raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) { return true }
             offset += 8
+        }
+        // The last few bytes: the last eight again when there are eight.
+        if offset < raw.count && raw.count >= 8 {
+            return flagged(raw.loadUnaligned(fromByteOffset: raw.count - 8, as: UInt64.self))
         }
         while offset < raw.count {
             let byte = raw[offset]
