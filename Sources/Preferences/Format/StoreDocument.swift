@@ -186,21 +186,22 @@ struct StoreDocument: Sendable, Equatable {
         // Each distinct record that some key has, formatted once, one after
         // another in `recordBytes`.
         var recordBytes: [UInt8] = []
-        var recordRanges = [Range<Int>?](
-            repeating: nil, count: modifications.distinctRecords.count)
+        // Where each record's text starts and ends in `recordBytes`; -1
+        // before it is written.
+        var recordStarts = [Int](repeating: -1, count: modifications.distinctRecords.count)
+        var recordEnds = recordStarts
         var modifiedSize = 4  // "\n  }" (the "{" is counted as the first ",")
         if anyRecord {
             for index in 0..<count where recordNumbers[index] >= 0 {
                 let number = Int(recordNumbers[index])
-                if recordRanges[number] == nil {
-                    let start = recordBytes.count
-                    JSONText.write(
-                        modifications.distinctRecords[number].storedValue, into: &recordBytes,
-                        pretty: true, indent: 2)
-                    recordRanges[number] = start..<recordBytes.count
+                if recordStarts[number] < 0 {
+                    recordStarts[number] = recordBytes.count
+                    modifications.distinctRecords[number].write(into: &recordBytes)
+                    recordEnds[number] = recordBytes.count
                 }
                 // ",\n    " before each member and " : " after its key.
-                modifiedSize += 9 + quotedKeySizes[index] + recordRanges[number]!.count
+                modifiedSize +=
+                    9 + quotedKeySizes[index] + recordEnds[number] - recordStarts[number]
             }
         }
         var valuesSize = count == 0 ? 2 : 4 + texts.count
@@ -278,7 +279,8 @@ struct StoreDocument: Sendable, Equatable {
                                     return number < 0
                                         ? nil
                                         : UnsafeBufferPointer(
-                                            rebasing: recordBytes[recordRanges[number]!])
+                                            rebasing: recordBytes[
+                                                recordStarts[number]..<recordEnds[number]])
                                 }
                             default:
                                 memberTexts[position].withUnsafeBufferPointer { out.append($0) }

@@ -67,6 +67,10 @@ struct ByteKeySort {
         /// Room to move a group's key numbers to their buckets.
         let scratch: UnsafeMutableBufferPointer<Int>
 
+        /// Groups this small are sorted by insertion: a pass over 257
+        /// buckets costs more.
+        static let smallGroup = 24
+
         /// The byte of key `key` at `depth` plus one, or 0 past its end.
         @inline(__always)
         func bucket(_ key: Int, _ depth: Int) -> Int {
@@ -79,9 +83,13 @@ struct ByteKeySort {
         /// goes on with, so each call below has at most half the keys and
         /// the stack stays shallow.
         func sort(_ low: Int, _ high: Int, depth: Int) {
+            if high - low <= Self.smallGroup {
+                if high - low > 1 { insertionSort(low, high, depth: depth) }
+                return
+            }
             var (low, high, depth) = (low, high, depth)
             withUnsafeTemporaryAllocation(of: Int.self, capacity: 258) { counts in
-                while high - low > 16 {
+                while high - low > Self.smallGroup {
                     depth += commonPrefix(low, high, from: depth)
                     counts.initialize(repeating: 0)
                     for index in low..<high { counts[bucket(order[index], depth) + 1] += 1 }
