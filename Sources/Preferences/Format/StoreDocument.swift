@@ -159,7 +159,15 @@ struct StoreDocument: Sendable, Equatable {
             default: break
             }
             keys.append(key)
-            JSONText.write(value, into: &texts, pretty: true, indent: 2)
+            // Strings, the common case, straight from their bytes.
+            var written = false
+            if case .string(let text) = value {
+                written =
+                    text.utf8.withContiguousStorageIfAvailable {
+                        JSONText.writeString(bytes: $0, into: &texts)
+                    } != nil
+            }
+            if !written { JSONText.write(value, into: &texts, pretty: true, indent: 2) }
             textEnds.append(texts.count)
             let number = modifications.recordNumber(forKey: key, isStored: true)
             recordNumbers.append(number.map { Int32($0) } ?? -1)
@@ -171,8 +179,10 @@ struct StoreDocument: Sendable, Equatable {
         var escapedKeys: [Int: [UInt8]] = [:]
         var quotedKeySizes: [Int] = []
         quotedKeySizes.reserveCapacity(count)
-        for index in 0..<count {
-            keys.withKey(index) { bytes in
+        keys.bytes.withUnsafeBufferPointer { keyBytes in
+            for index in 0..<count {
+                let bytes = UnsafeBufferPointer(
+                    rebasing: keyBytes[keys.starts[index]..<keys.starts[index + 1]])
                 if JSONText.needsEscaping(bytes) {
                     var quoted: [UInt8] = []
                     JSONText.writeString(bytes: bytes, into: &quoted)

@@ -20,9 +20,10 @@ enum PropertiesParser {
         -> [String: PreferenceValue]
     {
         let text: [UInt8]
+        var lines = 0
         switch encoding {
         case .utf8:
-            if let invalidAt = firstInvalidUTF8(bytes) {
+            if let invalidAt = firstInvalidUTF8(bytes, lines: &lines) {
                 let line = bytes.withUnsafeBufferPointer { position(of: invalidAt, in: $0).line }
                 throw PreferencesError.legacyFormat(
                     file: file, line: line, column: nil,
@@ -31,12 +32,13 @@ enum PropertiesParser {
             text = bytes
         case .iso8859_1:
             text = latin1AsUTF8(bytes)
+            lines = text.withUnsafeBufferPointer { lineCount($0) }
         }
         return try text.withUnsafeBufferPointer { units in
             var reader = LineReader(units: units)
             var result: [String: PreferenceValue] = [:]
             // About one entry a line: sized once rather than grown step by step.
-            result.reserveCapacity(lineCount(units))
+            result.reserveCapacity(lines)
             // Continued lines are joined in one buffer, allocated once.
             let scratch = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(units.count, 1))
             defer { scratch.deallocate() }
@@ -57,6 +59,13 @@ enum PropertiesParser {
 
     // MARK: - Decoding
 
+    /// The number of `\n` bytes in `word`: one bit a match, at the top of
+    /// its byte, summed by a multiply.
+    @inline(__always)
+    private static func newlines(_ word: UInt64) -> Int {
+        Int(((ByteScan.matches(word, 0x0A) >> 7) &* 0x0101_0101_0101_0101) >> 56)
+    }
+
     /// The number of `\n` bytes, eight bytes at a time.
     private static func lineCount(_ units: UnsafeBufferPointer<UInt8>) -> Int {
         let raw = UnsafeRawBufferPointer(units)
@@ -64,8 +73,7 @@ enum PropertiesParser {
         var offset = 0
         while offset + 8 <= raw.count {
             let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            // One bit a match, at the top of its byte: summed by a multiply.
-            count += Int(((ByteScan.matches(word, 0x0A) >> 7) &* 0x0101_0101_0101_0101) >> 56)
+            count += newlines(word)
             offset += 8
         }
         while offset < raw.count {
@@ -76,21 +84,24 @@ enum PropertiesParser {
     }
 
     /// The offset of the first byte that does not start a well-formed UTF-8
-    /// sequence, or nil when all of `bytes` is UTF-8.
-    static func firstInvalidUTF8(_ bytes: [UInt8]) -> Int? {
+    /// sequence, or nil when all of `bytes` is UTF-8; `lines` counts the
+    /// `\n` bytes on the way (all of them when the text is valid).
+    static func firstInvalidUTF8(_ bytes: [UInt8], lines: inout Int) -> Int? {
         bytes.withUnsafeBufferPointer { bytes in
             let raw = UnsafeRawBufferPointer(bytes)
             var index = 0
             while index < bytes.count {
                 // ASCII eight bytes at a time.
-                if index + 8 <= bytes.count,
-                    raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                        & 0x8080_8080_8080_8080 == 0
-                {
-                    index += 8
-                    continue
+                if index + 8 <= bytes.count {
+                    let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                    if word & 0x8080_8080_8080_8080 == 0 {
+                        lines += newlines(word)
+                        index += 8
+                        continue
+                    }
                 }
                 if bytes[index] < 0x80 {
+                    if bytes[index] == 0x0A { lines += 1 }
                     index += 1
                     continue
                 }
