@@ -25,10 +25,16 @@ final class StoreCore: Sendable {
     let corruption: CorruptionPolicy
     let queue = DispatchQueue(label: "preferences.store", target: SharedWork.queue)
 
+    /// An edit waiting for a write. Its transform's result travels back as
+    /// `any Sendable`, so an edit costs no box of its own (`()` for `set`).
     struct PendingEdit: Sendable {
         let id: UInt64
-        let apply: @Sendable (inout MutablePreferences) throws -> Void
-        let complete: @Sendable (Result<Void, any Error>) -> Void
+        let apply: @Sendable (inout MutablePreferences) throws -> any Sendable
+        let continuation: UnsafeContinuation<any Sendable, any Error>
+
+        func complete(_ outcome: Result<any Sendable, any Error>) {
+            continuation.resume(with: outcome)
+        }
     }
 
     struct Subscriber: Sendable {
@@ -81,6 +87,8 @@ final class StoreCore: Sendable {
     }
 
     let state = Locked(State())
+    /// Numbers the edits (for cancellation) without taking the state's lock.
+    private let editIDs = Atomic<UInt64>(0)
 
     init(storage: any PreferencesStorage, limits: PreferencesLimits, corruption: CorruptionPolicy) {
         self.storage = storage
@@ -529,19 +537,20 @@ final class StoreCore: Sendable {
 
     // MARK: Editing
 
-    func edit(_ apply: @escaping @Sendable (inout MutablePreferences) throws -> Void) async throws {
-        let id = state.withLock { state in
-            state.nextID += 1
-            return state.nextID
-        }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation {
-                (continuation: CheckedContinuation<Void, any Error>) in
+    /// Applies `apply` in the next write and returns its result once that
+    /// write is durable.
+    func edit<Value: Sendable>(
+        _ apply: @escaping @Sendable (inout MutablePreferences) throws -> Value
+    ) async throws -> Value {
+        let id = editIDs.wrappingAdd(1, ordering: .relaxed).newValue
+        let result = try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation {
+                (continuation: UnsafeContinuation<any Sendable, any Error>) in
                 if Task.isCancelled {
                     continuation.resume(throwing: CancellationError())
                     return
                 }
-                let edit = PendingEdit(id: id, apply: apply) { continuation.resume(with: $0) }
+                let edit = PendingEdit(id: id, apply: apply, continuation: continuation)
                 let startDrain = state.withLock { state in
                     state.pending.append(edit)
                     defer { state.draining = true }
@@ -560,6 +569,9 @@ final class StoreCore: Sendable {
             }
             dropped?.complete(.failure(CancellationError()))
         }
+        // `apply` returned a `Value`, boxed as `any Sendable` on the way.
+        guard let value = result as? Value else { throw CancellationError() }
+        return value
     }
 
     private func drain() {
@@ -579,8 +591,9 @@ final class StoreCore: Sendable {
     }
 
     /// Applies a batch of edits in one durable write; returns each edit's outcome.
-    private func commit(_ batch: [PendingEdit]) -> [Result<Void, any Error>] {
-        var outcomes = [Result<Void, any Error>](repeating: .success(()), count: batch.count)
+    private func commit(_ batch: [PendingEdit]) -> [Result<any Sendable, any Error>] {
+        var outcomes = [Result<any Sendable, any Error>](
+            repeating: .success(()), count: batch.count)
         do {
             try storage.withExclusiveAccess {
                 if !state.withLock({ $0.loaded }) { try load(policy: corruption) }
@@ -591,10 +604,10 @@ final class StoreCore: Sendable {
                     for index in batch.indices {
                         working.beginTransform()
                         do {
-                            try batch[index].apply(&working)
+                            let value = try batch[index].apply(&working)
                             if let failure = working.failure { throw failure }
                             working.endTransform()
-                            outcomes[index] = .success(())
+                            outcomes[index] = .success(value)
                         } catch {
                             working.rollBackTransform()
                             outcomes[index] = .failure(error)
