@@ -239,6 +239,9 @@ final class FileWatcher: StorageWatch {
     #if canImport(Glibc) || canImport(Musl)
         /// Which names matter in which directories: the file and its symlink target.
         private func wantedNames(target: String) -> [String: Set<String>] {
+            if target == path {
+                return [Platform.parentDirectory(of: path): [Platform.lastComponent(of: path)]]
+            }
             var wanted: [String: Set<String>] = [:]
             for file in Set([path, target]) {
                 wanted[Platform.parentDirectory(of: file), default: []].insert(
