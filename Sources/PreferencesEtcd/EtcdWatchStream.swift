@@ -62,6 +62,10 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     private var lastSaid: [String?]
     /// When the current stream last sent a line.
     private var lastLine = DispatchTime.now()
+    /// The last steps the watch took (connections, losses, events), newest
+    /// last, for diagnosing a watch that fell silent.
+    private var history: [String] = []
+    private let started = DispatchTime.now()
 
     init(storage: EtcdStorage, onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) {
         self.storage = storage
@@ -86,6 +90,17 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
 
     private var isCancelled: Bool { cancelled.withLock { $0 } }
 
+    /// The watch's last steps, oldest first, each with the seconds since it
+    /// started: what a test prints when a watch it relies on fell silent.
+    func recentHistory() -> [String] { queue.sync { history } }
+
+    /// Records a step (on `queue`); the last 200 are kept.
+    private func note(_ step: @autoclosure () -> String) {
+        let seconds = EtcdClient.seconds(from: started, to: .now())
+        history.append(String(format: "%.3f ", seconds) + step())
+        if history.count > 200 { history.removeFirst(history.count - 200) }
+    }
+
     // MARK: Connecting (on `queue`)
 
     private func connect() {
@@ -100,10 +115,12 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
                 resumeRevision = start
                 report(contents)
             } catch let error as PreferencesError {
+                note("read failed: \(error)")
                 reportInterruption(error)
                 retryLater()
                 return
             } catch {
+                note("read failed: \(error)")
                 retryLater()
                 return
             }
@@ -121,6 +138,7 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
         let endpoint = client.watchEndpoint()
         self.endpoint = endpoint
         lastLine = .now()
+        note("connecting to \(endpoint.absoluteString) from revision \(start)")
         stream = client.transport(for: endpoint).openStream(
             "/v3/watch", payload, to: endpoint, token: client.token,
             connectTimeout: client.attemptTimeout,
@@ -152,6 +170,7 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     /// has taken it for the configured timeout.
     private func lost(_ endpoint: URL, _ reason: String) {
         let wasLive = live
+        note("lost \(endpoint.absoluteString)\(wasLive ? " (live)" : ""): \(reason)")
         endStream()
         storage.client.noteFailure(of: endpoint)
         if let index = storage.configuration.endpoints.firstIndex(of: endpoint) {
@@ -173,6 +192,7 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
 
     private func reportInterruption(_ error: PreferencesError) {
         guard !reportedInterruption else { return }
+        note("interrupted: \(error)")
         reportedInterruption = true
         onEvent(.interrupted(error))
     }
@@ -242,6 +262,7 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
             let message =
                 (error as? [String: Any]).flatMap { EtcdClient.errorMessage($0) }
                 ?? (error as? String) ?? ""
+            note("error line: \(message)")
             if EtcdClient.classify(message, status: 0) == .invalidToken {
                 storage.client.invalidateToken()
             }
@@ -250,6 +271,7 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
         }
         guard let result = object["result"] as? [String: Any] else { return }
         if result["created"] as? Bool == true && !live {
+            note("created")
             live = true
             failures = 0
             downSince = nil
@@ -277,7 +299,11 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
             resumeRevision = max(resumeRevision ?? 0, modRevision + 1)
             report(contents)
         }
+        if let events = result["events"] as? [Any], !events.isEmpty {
+            note("\(events.count) events up to revision \((resumeRevision ?? 0) - 1)")
+        }
         if result["canceled"] as? Bool == true {
+            note("canceled, compact revision \(EtcdClient.int64(result["compact_revision"]))")
             // Compacted past our start, or cancelled by the server: read and watch again.
             if EtcdClient.int64(result["compact_revision"]) != 0 {
                 storage.watchMetCompaction()

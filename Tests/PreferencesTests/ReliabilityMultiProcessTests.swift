@@ -59,8 +59,10 @@ import Testing
             try RunningProcess(
                 "prefs-harness", ["increment", url.path, "counter", "\(Self.increments)"])
         }
+        // 500 durable increments each, contending for one lock: minutes, not
+        // seconds, for instrumented children on a busy machine.
         for child in children {
-            #expect(try await child.nextLine() == "done")
+            #expect(try await child.nextLine(timeout: .seconds(300)) == "done")
             #expect(try await child.exit() == 0)
         }
         done.raised.store(true, ordering: .relaxed)

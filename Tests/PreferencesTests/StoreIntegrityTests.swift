@@ -66,35 +66,6 @@ extension PreferencesStore {
     fileprivate var pendingEditCount: Int { core.state.withLock { $0.pending.count } }
 }
 
-/// Wraps a backend and runs `afterRead` on every document it reads, from
-/// the store's queue: a test's way to act exactly between two re-reads.
-private final class ReadHookStorage: PreferencesStorage {
-    let base: any PreferencesStorage
-    let afterRead: @Sendable (StoredContents) -> Void
-    init(_ base: any PreferencesStorage, afterRead: @escaping @Sendable (StoredContents) -> Void) {
-        self.base = base
-        self.afterRead = afterRead
-    }
-    var location: String { base.location }
-    var identity: String? { nil }
-    func read() throws -> StoredContents {
-        let contents = try base.read()
-        afterRead(contents)
-        return contents
-    }
-    func currentRevision() throws -> StorageRevision { try base.currentRevision() }
-    func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws -> StorageRevision? {
-        try base.write(bytes, ifRevision: expected)
-    }
-    func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
-        try base.withExclusiveAccess(body)
-    }
-    func setAsideCorrupt(stamp: String) throws -> String { try base.setAsideCorrupt(stamp: stamp) }
-    func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
-        try base.watch(onChange)
-    }
-}
-
 /// S4: a transform that throws is undone exactly, whatever it called.
 @Suite struct StoreRollbackTests {
     struct Oops: Error {}
@@ -259,12 +230,14 @@ private final class ReadHookStorage: PreferencesStorage {
         let corruptReads = Atomic<Int>(0)
         // The editor finishes its save right after the write's first re-read
         // has seen the half-saved file.
-        let storage = ReadHookStorage(FileStorage(fileURL: url)) { contents in
-            guard contents.bytes == Array(Self.halfSaved.utf8) else { return }
-            if corruptReads.add(1, ordering: .relaxed).newValue == 1 {
-                try? replaceAtomically(url, with: repaired)
-            }
-        }
+        let storage = HookedStorage(
+            FileStorage(fileURL: url),
+            afterRead: { contents in
+                guard contents.bytes == Array(Self.halfSaved.utf8) else { return }
+                if corruptReads.add(1, ordering: .relaxed).newValue == 1 {
+                    try? replaceAtomically(url, with: repaired)
+                }
+            })
         let store = try await PreferencesStore(storage: storage, corruption: .backupAndReset)
         try write(Self.halfSaved, to: url)
 

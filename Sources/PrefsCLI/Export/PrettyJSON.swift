@@ -1,7 +1,8 @@
 import Preferences
 
 /// Writes values as indented JSON in the store file's own layout: two
-/// spaces, `" : "` between key and value, keys sorted (SPEC §5).
+/// spaces, `" : "` between key and value, keys sorted by their UTF-8 bytes, as the
+/// store file's writer sorts them (SPEC §5).
 enum PrettyJSON {
     static func text(_ value: PreferenceValue) -> String {
         var out = ""
@@ -21,7 +22,9 @@ enum PrettyJSON {
             out += "\n" + String(repeating: "  ", count: indent) + "]"
         case .object(let fields) where !fields.isEmpty:
             out += "{"
-            for (position, key) in fields.keys.sorted().enumerated() {
+            for (position, key) in fields.keys.sorted(by: {
+                $0.utf8.lexicographicallyPrecedes($1.utf8)
+            }).enumerated() {
                 out += (position == 0 ? "\n" : ",\n") + inner
                 out += PreferenceValue.string(key).jsonText + " : "
                 write(fields[key] ?? .null, indent: indent + 1, into: &out)

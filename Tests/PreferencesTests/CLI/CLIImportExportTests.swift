@@ -203,6 +203,38 @@ import Testing
         }
     }
 
+    /// `prefs export` orders keys as the store file does, by their UTF-8
+    /// bytes: "e" with a combining accent (bytes 65 CC 81) comes before "f"
+    /// (66), although `String`'s `<` compares it as "é" and puts it after.
+    @Test func jsonExportOrdersKeysByTheirBytesAsTheFileDoes() async throws {
+        let workspace = try CLIWorkspace()
+        let accented = "e\u{301}"
+        try await PreferencesStore(fileURL: workspace.store).edit { prefs in
+            prefs[raw: "f"] = 1
+            prefs[raw: accented] = 2
+            prefs[raw: "nested"] = .object(["f": 3, accented: 4])
+        }
+        let output = try await workspace.prefs("export")
+        #expect(output.status == 0, "prefs export: \(output.standardError)")
+        func keyOrder(_ text: String) -> [String] {
+            text.split(separator: "\n").compactMap { line -> String? in
+                let trimmed = line.drop(while: { $0 == " " })
+                guard trimmed.unicodeScalars.first == "\"",
+                    let end = trimmed.dropFirst().firstIndex(of: "\"")
+                else { return nil }
+                return String(trimmed[trimmed.index(after: trimmed.startIndex)..<end])
+            }
+        }
+        let exported = keyOrder(output.standardOutput).map { Array($0.unicodeScalars) }
+        let expected = [accented, "f", "nested", accented, "f"].map { Array($0.unicodeScalars) }
+        #expect(exported == expected, "export printed: \(output.standardOutput)")
+        let file = try String(contentsOf: workspace.store, encoding: .utf8)
+        let fileKeys = keyOrder(file)
+        let values = try #require(fileKeys.firstIndex(of: "values"), "no values in: \(file)")
+        let fileValues = fileKeys[(values + 1)...].prefix(5).map { Array($0.unicodeScalars) }
+        #expect(fileValues == expected, "the store file holds: \(file)")
+    }
+
     @Test func plistExportReadsBackAsTheSameValues() async throws {
         let workspace = try CLIWorkspace()
         var values = Self.awkward

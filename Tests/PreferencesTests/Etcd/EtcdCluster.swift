@@ -50,6 +50,8 @@ final class EtcdCluster: @unchecked Sendable {
         let peerPort: Int
         let dataDirectory: String
         var process: Process?
+        /// Signalled when `process` has exited.
+        var exited: DispatchSemaphore?
         var scheme = "http"
         var clientURL: URL { URL(string: "\(scheme)://127.0.0.1:\(clientPort)")! }
         var peerURL: String { "http://127.0.0.1:\(peerPort)" }
@@ -188,11 +190,14 @@ final class EtcdCluster: @unchecked Sendable {
         process.standardOutput = log
         process.standardError = log
         process.standardInput = FileHandle.nullDevice
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
         try process.run()
         // The member has its own copy; keep no descriptor per launch here.
         try? log?.close()
         lock.lock()
         members[index].process = process
+        members[index].exited = exited
         lock.unlock()
     }
 
@@ -212,14 +217,20 @@ final class EtcdCluster: @unchecked Sendable {
         return children?.split(separator: " ").first.flatMap { Int32($0) }
     }
 
-    /// Kills a member with SIGKILL and waits until it is gone.
+    /// Kills a member with SIGKILL and waits (up to 10 s) until it is gone;
+    /// a member still there after that is recorded as a test issue.
     func kill(_ index: Int) {
         guard let process = members[index].process else { return }
         if let server = serverPID(index) { sendSignal(SIGKILL, to: server) }
         if process.isRunning { sendSignal(SIGKILL, to: process.processIdentifier) }
-        process.waitUntilExit()
+        if members[index].exited?.wait(timeout: .now() + 10) == .timedOut {
+            Issue.record(
+                "etcd member \(members[index].name) (pid \(process.processIdentifier)) was still running 10 s after SIGKILL"
+            )
+        }
         lock.lock()
         members[index].process = nil
+        members[index].exited = nil
         lock.unlock()
     }
 
@@ -352,7 +363,9 @@ final class EtcdCluster: @unchecked Sendable {
     }
 }
 
-/// Runs a program to completion with optional standard input.
+/// Runs a program to completion with optional standard input. Every caller
+/// runs it under `timeout --signal=KILL N`, which bounds the wait: the
+/// program's pipes close when `timeout` kills it.
 func runBounded(
     _ path: String, _ arguments: [String], input: String? = nil,
     environment: [String: String]? = nil

@@ -1,0 +1,45 @@
+import Foundation
+
+@testable import Preferences
+
+/// Wraps a backend so a test can act at an exact point of the store's work:
+/// `afterRead` runs on every document read, and `beforeRevision` runs before
+/// every revision check and may throw to make it fail. Both run on the
+/// store's queue.
+final class HookedStorage: PreferencesStorage {
+    let base: any PreferencesStorage
+    let afterRead: @Sendable (StoredContents) -> Void
+    let beforeRevision: @Sendable () throws -> Void
+
+    init(
+        _ base: any PreferencesStorage,
+        afterRead: @escaping @Sendable (StoredContents) -> Void = { _ in },
+        beforeRevision: @escaping @Sendable () throws -> Void = {}
+    ) {
+        self.base = base
+        self.afterRead = afterRead
+        self.beforeRevision = beforeRevision
+    }
+
+    var location: String { base.location }
+    var identity: String? { nil }
+    func read() throws -> StoredContents {
+        let contents = try base.read()
+        afterRead(contents)
+        return contents
+    }
+    func currentRevision() throws -> StorageRevision {
+        try beforeRevision()
+        return try base.currentRevision()
+    }
+    func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws -> StorageRevision? {
+        try base.write(bytes, ifRevision: expected)
+    }
+    func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
+        try base.withExclusiveAccess(body)
+    }
+    func setAsideCorrupt(stamp: String) throws -> String { try base.setAsideCorrupt(stamp: stamp) }
+    func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
+        try base.watch(onChange)
+    }
+}
