@@ -182,6 +182,7 @@
             var watcher: FileWatcher
             var now = false
             var soon = false
+            var created = false
             var ended = false
         }
 
@@ -225,12 +226,17 @@
                         if let watchers = state.names[event.watch]?[event.name] {
                             note(watchers) { $0.soon = true }
                         }
+                    case .created:
+                        if let watchers = state.names[event.watch]?[event.name] {
+                            note(watchers) { $0.created = true }
+                        }
                     }
                 }
             }
             for notice in notices.values {
                 notice.watcher.directoryEvents(
-                    now: notice.now, soon: notice.soon, ended: notice.ended)
+                    now: notice.now, soon: notice.soon, created: notice.created,
+                    ended: notice.ended)
             }
         }
     }
