@@ -359,7 +359,9 @@ struct Cases {
     // P8
     /// A new file each round, so nothing is cached; beside it, Foundation's
     /// `Data(contentsOf:)` + `JSONDecoder` of the same file into a struct of
-    /// the same 20 fields.
+    /// the same 20 fields. The files are all written before the first round,
+    /// so no round opens a file whose writer is still winding down (its
+    /// state would be shared, not loaded).
     func coldStart() async throws -> Row {
         var ours: [Double] = []
         var foundation: [Double] = []
@@ -367,9 +369,11 @@ struct Cases {
         // directory sees these writes.
         let folder = file("cold")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        for index in 0..<(quick ? 20 : 100) {
-            let url = folder.appendingPathComponent("cold-\(index).json")
-            try await seed(url, twentyValues())
+        let urls = (0..<(quick ? 20 : 100)).map {
+            folder.appendingPathComponent("cold-\($0).json")
+        }
+        for url in urls { try await seed(url, twentyValues()) }
+        for url in urls {
             ours.append(
                 try await timeAsync {
                     let store = try await PreferencesStore(fileURL: url)

@@ -163,6 +163,64 @@ import Testing
         #expect(await feed.next(5) == 5)
     }
 
+    static let hasInotify = FileManager.default.fileExists(atPath: "/proc/sys/fs/inotify")
+
+    /// A program that creates the file and takes its time writing it (a
+    /// busy machine, a large file) is reported once it closes the file, not
+    /// half-written at creation: held open for 300 ms, well past the 25 ms
+    /// an editor's save gets to settle, it is reported once, complete.
+    @Test(.enabled(if: hasInotify, "needs inotify's close-after-write events (Linux)"))
+    func aFileStillBeingWrittenIsReportedOnlyOnceClosed() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("watched.json")
+        let (signals, continuation) = AsyncStream<String>.makeStream()
+        let watcher = try FileWatcher.start(path: url.path, using: .native) {
+            continuation.yield(contents(url) ?? "(missing)")
+        }
+        defer { watcher.cancel() }
+        let seen = FeedRecorder(signals)
+
+        // The writer, on a thread of its own: create, hold the file open
+        // for 300 ms, write, close.
+        let held = try await withCheckedThrowingContinuation {
+            (done: CheckedContinuation<Duration, any Error>) in
+            let opened = ContinuousClock.now
+            let descriptor = open(url.path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else {
+                return done.resume(throwing: CocoaError(.fileWriteUnknown))
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) {
+                let text = Array("complete".utf8)
+                _ = write(descriptor, text, text.count)
+                close(descriptor)
+                done.resume(returning: ContinuousClock.now - opened)
+            }
+        }
+        #expect(await seen.next("complete") != nil, "the closed file was not reported")
+        try #require(
+            held < .milliseconds(1500),
+            "the writer held the file \(held), past the 2 s creation pause's margin")
+        #expect(seen.values == ["complete"])
+    }
+
+    /// A file made as a hard link under the watched name (no close follows)
+    /// is still reported.
+    @Test(.enabled(if: hasInotify, "needs inotify's close-after-write events (Linux)"))
+    func aFileLinkedUnderTheNameIsReported() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("watched.json")
+        let elsewhere = directory.file("elsewhere.json")
+        try write("linked", to: elsewhere)
+        let (signals, continuation) = AsyncStream<String>.makeStream()
+        let watcher = try FileWatcher.start(path: url.path, using: .native) {
+            continuation.yield(contents(url) ?? "(missing)")
+        }
+        defer { watcher.cancel() }
+        let seen = FeedRecorder(signals)
+        #expect(link(elsewhere.path, url.path) == 0)
+        #expect(await seen.next("linked") != nil, "the link was not reported: \(seen.values)")
+    }
+
     /// Both mechanisms notice every kind of change to the name; each
     /// callback here reports what the file holds at that moment.
     @Test(arguments: [FileWatcher.Mechanism.native, .polling])

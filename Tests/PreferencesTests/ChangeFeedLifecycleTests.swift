@@ -94,6 +94,43 @@ import Testing
         #expect(inotifyCount(openDescriptors()) == 1)
     }
 
+    /// A store closed and opened again and again in one directory keeps the
+    /// directory's one watch (no watch is removed and added again while it is
+    /// in use within the linger), and the watch still goes after the last close.
+    @Test func aDirectoryWatchReusedWhileLingeringIsKeptThenReleased() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("a.json").path
+        var watches: Set<String> = []
+        // Longer than the linger, so a removal comes due during the cycles.
+        let until = ContinuousClock.now + .milliseconds(1600)
+        while ContinuousClock.now < until {
+            let watcher = try FileWatcher.start(path: path) {}
+            watches.formUnion(watchNumbers(of: directory.path))
+            watcher.cancel()
+            try await Task.sleep(for: .milliseconds(40))
+        }
+        #expect(watches.count == 1, "the directory was unwatched and watched again: \(watches)")
+        let unwatched = await eventually { DirectoryWatches.count(of: directory.path) == 0 }
+        #expect(unwatched, "the directory is still watched after its last watcher was cancelled")
+    }
+
+    /// The inotify watch numbers on the directory at `path`.
+    private func watchNumbers(of path: String) -> Set<String> {
+        guard let stamp = try? Platform.fileStamp(path) else { return [] }
+        let inode = "ino:" + String(stamp.inode, radix: 16) + " "
+        var numbers: Set<String> = []
+        for (descriptor, target) in openDescriptors() where target == "anon_inode:inotify" {
+            let info =
+                (try? String(contentsOfFile: "/proc/self/fdinfo/\(descriptor)", encoding: .utf8))
+                ?? ""
+            for line in info.split(separator: "\n")
+            where line.hasPrefix("inotify wd:") && line.contains(inode) {
+                numbers.insert(String(line.split(separator: " ")[1]))
+            }
+        }
+        return numbers
+    }
+
     private func inotifyCount(_ descriptors: [Int32: String]) -> Int {
         descriptors.values.filter { $0.contains("inotify") }.count
     }

@@ -46,6 +46,31 @@ final class CountingStorage: PreferencesStorage {
         #expect(reopened.values.count == 1000)
     }
 
+    /// Opening runs on the caller's thread only when the store has nothing
+    /// else to do: an open that comes while a write to the same file is
+    /// under way waits for it and sees its result.
+    @Test func anOpenDuringAWriteToTheSameFileSeesThatWrite() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let first = try await PreferencesStore(fileURL: url)
+        let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        // The transform waits on the store's queue, never on Swift's pool.
+        let write = Task {
+            try await first.edit { prefs in
+                started.signal()
+                _ = release.wait(timeout: .now() + 10)
+                prefs[.counter] = 7
+            }
+        }
+        let didStart = await eventually { started.wait(timeout: .now()) == .success }
+        #expect(didStart, "the edit's transform never ran")
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { release.signal() }
+        let second = try await PreferencesStore(fileURL: url)
+        #expect(second[.counter] == 7, "the open returned before the write it came after")
+        try await write.value
+    }
+
     @Test func incrementsWithAConcurrentReaderNeverGoDown() async throws {
         let directory = try TemporaryDirectory()
         let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))

@@ -14,8 +14,12 @@ extension Platform {
         /// The name now refers to complete contents: a file was renamed onto
         /// it or closed after writing (an atomic replace or an in-place save).
         case settled
-        /// The name appeared, went away or changed attributes; more events
-        /// usually follow (an editor's save in several steps).
+        /// A file was created under the name. A close after writing follows
+        /// (``settled``) unless it was made as a link.
+        case created
+        /// The name went away or changed attributes (or a directory appeared
+        /// under it); more events usually follow (an editor's save in
+        /// several steps).
         case unsettled
         /// The watched directory itself was removed or moved; its watch ended.
         case watchEnded
@@ -96,6 +100,7 @@ extension Platform {
             if has(IN_Q_OVERFLOW) { return .overflow }
             if has(IN_IGNORED) || has(IN_DELETE_SELF) || has(IN_MOVE_SELF) { return .watchEnded }
             if has(IN_CLOSE_WRITE) || has(IN_MOVED_TO) { return .settled }
+            if has(IN_CREATE) && !has(IN_ISDIR) { return .created }
             return .unsettled
         }
     #endif

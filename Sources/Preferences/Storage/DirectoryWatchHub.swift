@@ -36,6 +36,10 @@
             var paths: [String: Int32] = [:]
             /// Per watcher: its directory watches and the names in each.
             var watches: [ObjectIdentifier: [Int32: Set<String>]] = [:]
+            /// The watches left without watchers, with when that last
+            /// happened, and whether a timer to remove them is set.
+            var emptiedAt: [Int32: DispatchTime] = [:]
+            var lingerTimerSet = false
         }
 
         private let state = Locked(State())
@@ -68,7 +72,7 @@
                     guard let watch = try? Platform.watchDirectory(directory, watcher: descriptor)
                     else {
                         for watch in added.keys where state.names[watch]?.isEmpty == true {
-                            lingerThenUnwatch(watch)
+                            lingerThenUnwatch(watch, &state)
                         }
                         return false
                     }
@@ -108,20 +112,56 @@
                         state.names[watch]?[name] = nil
                     }
                 }
-                if state.names[watch]?.isEmpty == true { lingerThenUnwatch(watch) }
+                if state.names[watch]?.isEmpty == true { lingerThenUnwatch(watch, &state) }
             }
         }
 
         /// Removes the directory watch `watch` after ``linger`` unless a
-        /// watcher took it up again meanwhile.
-        private func lingerThenUnwatch(_ watch: Int32) {
-            FileWatcher.queue.asyncAfter(deadline: .now() + Self.linger) { [self] in
-                state.withLock { state in
+        /// watcher took it up again meanwhile. One timer serves every
+        /// lingering watch, so a store opened and closed again and again in
+        /// one directory sets no timer (and wakes no thread) each time.
+        private func lingerThenUnwatch(_ watch: Int32, _ state: inout State) {
+            state.emptiedAt[watch] = .now()
+            if !state.lingerTimerSet {
+                state.lingerTimerSet = true
+                scheduleLingerTimer(after: Self.linger)
+            }
+        }
+
+        private func scheduleLingerTimer(after delay: DispatchTimeInterval) {
+            FileWatcher.queue.asyncAfter(deadline: .now() + delay) { [self] in
+                removeLingeringWatches()
+            }
+        }
+
+        /// Removes the watches that have had no watcher for ``linger``, and
+        /// sets the timer again for those that have not yet.
+        private func removeLingeringWatches() {
+            state.withLock { state in
+                let now = DispatchTime.now()
+                var next: DispatchTime?
+                for (watch, emptied) in state.emptiedAt {
                     guard state.names[watch]?.isEmpty == true, let descriptor = state.descriptor
-                    else { return }
+                    else {
+                        state.emptiedAt[watch] = nil
+                        continue
+                    }
+                    let due = emptied + Self.linger
+                    if due > now {
+                        next = min(next ?? due, due)
+                        continue
+                    }
+                    state.emptiedAt[watch] = nil
                     state.names[watch] = nil
                     state.paths = state.paths.filter { $0.value != watch }
                     Platform.unwatchDirectory(watch, watcher: descriptor)
+                }
+                if let next {
+                    scheduleLingerTimer(
+                        after: .nanoseconds(
+                            Int(clamping: next.uptimeNanoseconds &- now.uptimeNanoseconds)))
+                } else {
+                    state.lingerTimerSet = false
                 }
             }
         }
@@ -142,6 +182,7 @@
             var watcher: FileWatcher
             var now = false
             var soon = false
+            var created = false
             var ended = false
         }
 
@@ -185,12 +226,17 @@
                         if let watchers = state.names[event.watch]?[event.name] {
                             note(watchers) { $0.soon = true }
                         }
+                    case .created:
+                        if let watchers = state.names[event.watch]?[event.name] {
+                            note(watchers) { $0.created = true }
+                        }
                     }
                 }
             }
             for notice in notices.values {
                 notice.watcher.directoryEvents(
-                    now: notice.now, soon: notice.soon, ended: notice.ended)
+                    now: notice.now, soon: notice.soon, created: notice.created,
+                    ended: notice.ended)
             }
         }
     }

@@ -196,19 +196,30 @@ public final class FileStorage: PreferencesStorage {
     /// its bytes, which is read again only while the stamp is too recent to
     /// trust (or not seen before).
     public func currentRevision() throws -> StorageRevision {
+        try look().revision
+    }
+
+    /// The current revision, with the write generation and the file's stamp
+    /// it was made from (nil when the file does not exist).
+    private func look() throws -> (
+        revision: StorageRevision, generation: UInt64, stamp: Platform.FileStamp?
+    ) {
         let target = try target()
         let generation = generation(lockPath: target + ".lock")
         let now = Platform.fileClockNow()
-        guard let stamp = try Platform.fileStamp(target) else { return .absent }
+        guard let stamp = try Platform.fileStamp(target) else { return (.absent, generation, nil) }
         if stamp.isDirectory {
             throw Platform.ioError("read", target, code: EISDIR)
         }
         if !stamp.isRacy(at: now), let trusted = trustedStamp.withLock({ $0 }),
             trusted.stamp == stamp
         {
-            return revision(generation: generation, stamp: stamp, hash: trusted.hash)
+            return (
+                revision(generation: generation, stamp: stamp, hash: trusted.hash), generation,
+                stamp
+            )
         }
-        return try read(target, generation: generation, now: now).revision
+        return (try read(target, generation: generation, now: now).revision, generation, stamp)
     }
 
     /// Holds an exclusive `flock` on `<file>.lock` while `body` runs;
@@ -276,18 +287,21 @@ public final class FileStorage: PreferencesStorage {
         -> StorageRevision?
     {
         try withExclusiveAccess {
-            guard try currentRevision() == expected else { return nil }
+            // The stamp and generation of this check serve the write: holding
+            // the lock, no writer that takes it changes them meanwhile.
+            let current = try look()
+            guard current.revision == expected else { return nil }
             let target = try target()
             let directory = Platform.parentDirectory(of: target)
             removeOrphanedTemporaryFiles(of: target)
-            let existing = try Platform.fileStamp(target)
+            let existing = current.stamp
             let owner = try existing.map { ($0.uid, $0.gid) } ?? ownerForNewFiles(target: target)
             // The first file in a directory: whoever made the directory (maybe
             // another process that died) may not have made its entry durable.
             if existing == nil { try syncAncestors(of: directory) }
             // Bookkeeping first: once the file is renamed into place, nothing
             // but the directory's fsync may fail the write.
-            let generation = try bumpGeneration()
+            let generation = try bumpGeneration(from: current.generation)
             let stamp = try Platform.replaceFile(
                 target, with: bytes, mode: existing?.mode ?? 0o600, owner: owner)
             try syncDirectory(directory)
@@ -357,10 +371,12 @@ public final class FileStorage: PreferencesStorage {
         }
     }
 
-    private func bumpGeneration() throws -> UInt64 {
+    /// Writes the next write generation, after `known` (read under this
+    /// lock) or else after the one in the lock file.
+    private func bumpGeneration(from known: UInt64? = nil) throws -> UInt64 {
         let thread = Platform.currentThread()
         guard let held = holder.withLock({ $0?.thread == thread ? $0 : nil }) else { return 0 }
-        let next = Platform.readGeneration(descriptor: held.descriptor) &+ 1
+        let next = (known ?? Platform.readGeneration(descriptor: held.descriptor)) &+ 1
         try Platform.writeGeneration(next, descriptor: held.descriptor, path: held.target + ".lock")
         return next
     }

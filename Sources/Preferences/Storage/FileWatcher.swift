@@ -38,6 +38,11 @@ final class FileWatcher: StorageWatch {
 
     /// The pause after an event in the middle of a save.
     static let settleDelay = DispatchTimeInterval.milliseconds(25)
+    /// The pause after a file was created under the name, for the close
+    /// that ends its writing: a writer slower than ``settleDelay`` (a busy
+    /// machine, a large file) is not reported half-written. A file made as
+    /// a link, which no close follows, is reported after this pause.
+    static let createdSettleDelay = DispatchTimeInterval.seconds(2)
     /// The polling interval of the fallback.
     static let pollInterval = DispatchTimeInterval.milliseconds(20)
     /// A polling watcher tries the native watch again every this many polls.
@@ -187,13 +192,13 @@ final class FileWatcher: StorageWatch {
         changedNow()
     }
 
-    /// Calls back after ``settleDelay`` unless another event comes first.
-    private func changedSoon() {
+    /// Calls back after `delay` unless another event comes first.
+    private func changedSoon(after delay: DispatchTimeInterval = settleDelay) {
         let token = running.withLock { running in
             running.settleToken &+= 1
             return running.settleToken
         }
-        queue.asyncAfter(deadline: .now() + Self.settleDelay) { [weak self] in
+        queue.asyncAfter(deadline: .now() + delay) { [weak self] in
             guard let self, self.running.withLock({ $0.settleToken == token }) else { return }
             self.changedNow()
         }
@@ -239,6 +244,9 @@ final class FileWatcher: StorageWatch {
     #if canImport(Glibc) || canImport(Musl)
         /// Which names matter in which directories: the file and its symlink target.
         private func wantedNames(target: String) -> [String: Set<String>] {
+            if target == path {
+                return [Platform.parentDirectory(of: path): [Platform.lastComponent(of: path)]]
+            }
             var wanted: [String: Set<String>] = [:]
             for file in Set([path, target]) {
                 wanted[Platform.parentDirectory(of: file), default: []].insert(
@@ -269,11 +277,11 @@ final class FileWatcher: StorageWatch {
         }
 
         /// Called on the queue with what happened to this watcher's names.
-        func directoryEvents(now: Bool, soon: Bool, ended: Bool) {
+        func directoryEvents(now: Bool, soon: Bool, created: Bool, ended: Bool) {
             let (onHub, target) = running.withLock { ($0.onHub, $0.target) }
             guard onHub, !isCancelled else { return }
             var now = now
-            if ended || (now || soon) && Platform.resolveSymlinks(path) != target {
+            if ended || (now || soon || created) && Platform.resolveSymlinks(path) != target {
                 let resolved = Platform.resolveSymlinks(path)
                 let rewatched =
                     !ended
@@ -293,6 +301,8 @@ final class FileWatcher: StorageWatch {
                 changedNowInsteadOfSoon()
             } else if soon {
                 changedSoon()
+            } else if created {
+                changedSoon(after: Self.createdSettleDelay)
             }
         }
     #elseif canImport(Darwin)

@@ -63,7 +63,10 @@ public enum StorageWatchEvent: Sendable {
 /// distributed key-value store: keep the document under one key, write with
 /// a transaction comparing the key's revision, and watch the key.
 ///
-/// Calls come from one serial queue per store, never concurrently.
+/// A store makes its calls one at a time, in order, never concurrently:
+/// on its own serial queue, except that the file and in-memory backends
+/// may be read on the opening caller's thread while that queue is idle and
+/// held suspended. A backend of your own is always called on the queue.
 public protocol PreferencesStorage: AnyObject, Sendable {
     /// The path or address, for messages.
     var location: String { get }

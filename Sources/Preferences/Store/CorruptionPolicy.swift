@@ -22,6 +22,13 @@ public struct CorruptionPolicy: Sendable {
 
     let action: Action
 
+    /// Whether the policy only throws (``fail``), so a corrupt file needs
+    /// neither the lock nor a write.
+    var failsOnly: Bool {
+        if case .fail = action { return true }
+        return false
+    }
+
     /// Throw ``PreferencesError/corrupted(file:reason:)`` and touch nothing (the default).
     public static let fail = CorruptionPolicy(action: .fail)
 

@@ -230,21 +230,7 @@ public final class PreferencesStore: Sendable {
     public func edit<Result: Sendable>(
         _ transform: @escaping @Sendable (inout MutablePreferences) throws -> Result
     ) async throws -> Result {
-        let box = ResultBox<Result>()
-        try await core.edit { preferences in
-            box.value = try transform(&preferences)
-        }
-        guard let result = box.value else { throw CancellationError() }
-        return result
-    }
-}
-
-/// Carries an edit's result out of the store's queue.
-final class ResultBox<Value: Sendable>: Sendable {
-    private let storage = Locked<Value?>(nil)
-    var value: Value? {
-        get { storage.withLock { $0 } }
-        set { storage.withLock { $0 = newValue } }
+        try await core.edit(transform)
     }
 }
 

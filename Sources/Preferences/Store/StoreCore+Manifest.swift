@@ -7,7 +7,7 @@ extension StoreCore {
     /// because the manifest, a help for operators, cannot be written.
     func declare(_ manifest: PreferencesManifest) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            queue.async {
+            submit {
                 self.publishDeclared(adding: manifest)
                 continuation.resume()
             }

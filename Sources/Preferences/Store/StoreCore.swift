@@ -6,10 +6,14 @@ import Synchronization
 /// (SPEC S9): the in-memory snapshot that reads use, the queue of pending
 /// edits, and the subscribers of the change feed.
 ///
-/// All storage I/O runs on one serial dispatch queue per store, which
-/// targets the queue all stores share (``SharedWork``). Edits waiting while a
-/// write is in flight are applied together in the next write (group commit,
-/// S4); each caller still receives its own result or error.
+/// All storage I/O runs one piece at a time, in the order it was asked for,
+/// on one serial dispatch queue per store, which targets the queue all
+/// stores share (``SharedWork``) — except that a quick read (opening, a
+/// reload) asked for while the queue has nothing queued or running runs on
+/// the caller's thread with the queue suspended (``runInline(_:)``), which
+/// saves two thread hops and keeps the order just the same. Edits waiting
+/// while a write is in flight are applied together in the next write (group
+/// commit, S4); each caller still receives its own result or error.
 ///
 /// The storage is watched while a handle with live reads is open (S16) or a
 /// change feed is active (C5); the watch holds the core weakly, so it ends
@@ -21,10 +25,16 @@ final class StoreCore: Sendable {
     let corruption: CorruptionPolicy
     let queue = DispatchQueue(label: "preferences.store", target: SharedWork.queue)
 
+    /// An edit waiting for a write. Its transform's result travels back as
+    /// `any Sendable`, so an edit costs no box of its own (`()` for `set`).
     struct PendingEdit: Sendable {
         let id: UInt64
-        let apply: @Sendable (inout MutablePreferences) throws -> Void
-        let complete: @Sendable (Result<Void, any Error>) -> Void
+        let apply: @Sendable (inout MutablePreferences) throws -> any Sendable
+        let continuation: UnsafeContinuation<any Sendable, any Error>
+
+        func complete(_ outcome: Result<any Sendable, any Error>) {
+            continuation.resume(with: outcome)
+        }
     }
 
     struct Subscriber: Sendable {
@@ -71,9 +81,14 @@ final class StoreCore: Sendable {
         /// whether a retry is scheduled.
         var watcherRetries = 0
         var watcherRetryPending = false
+        /// Work submitted to the queue and not finished yet, plus one while
+        /// work runs on a caller's thread (``runInline(_:)``).
+        var outstanding = 0
     }
 
     let state = Locked(State())
+    /// Numbers the edits (for cancellation) without taking the state's lock.
+    private let editIDs = Atomic<UInt64>(0)
 
     init(storage: any PreferencesStorage, limits: PreferencesLimits, corruption: CorruptionPolicy) {
         self.storage = storage
@@ -104,23 +119,96 @@ final class StoreCore: Sendable {
     func open(
         migrations: [any PreferencesMigration], corruption: CorruptionPolicy, liveReads: Bool
     ) async throws -> LiveReader? {
-        try await onQueue {
+        let reader = liveReads ? LiveReader(self) : nil
+        // The usual open — no migrations, a backend whose reads are local and
+        // quick, a valid file — needs no hop to the queue.
+        if migrations.isEmpty && readsLocally {
+            let opened = runInline { () -> Bool? in
+                do {
+                    try self.load(policy: corruption, recovering: false)
+                } catch let error as PreferencesError {
+                    // A corrupt file under a policy that moves it takes the
+                    // lock, which may wait: that is the queue's work.
+                    if case .corrupted = error, !corruption.failsOnly { return false }
+                    throw error
+                }
+                return true
+            }
+            switch opened {
+            case .success(true)?:
+                notifyProblemWatchers()
+                return reader
+            case .failure(let error)?:
+                notifyProblemWatchers()
+                throw error
+            default:
+                break
+            }
+        }
+        return try await onQueue {
             defer { self.notifyProblemWatchers() }
-            let reader = liveReads ? LiveReader(self) : nil
             try self.load(policy: corruption)
             if !migrations.isEmpty { try self.migrate(migrations) }
             return reader
         }
     }
 
+    /// Whether the backend's reads are local and quick enough to run on a
+    /// caller's thread (Swift's cooperative pool): the file and in-memory
+    /// backends. A network backend's reads block on the network, so they
+    /// always go through the queue.
+    private var readsLocally: Bool { storage is FileStorage || storage is InMemoryStorage }
+
     private func onQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T
     {
         try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try work() }) }
+            submit { continuation.resume(with: Result { try work() }) }
         }
     }
 
-    private func load(policy: CorruptionPolicy) throws {
+    /// Runs `work` on the store's queue after everything submitted before it.
+    func submit(_ work: @escaping @Sendable () -> Void) {
+        state.withLock { $0.outstanding += 1 }
+        queue.async {
+            work()
+            self.state.withLock { $0.outstanding -= 1 }
+        }
+    }
+
+    /// Runs `work` on the store's queue after `delay`. It counts as
+    /// outstanding from now, so no work runs on a caller's thread meanwhile.
+    private func submit(after delay: Double, _ work: @escaping @Sendable () -> Void) {
+        state.withLock { $0.outstanding += 1 }
+        queue.asyncAfter(deadline: .now() + delay) {
+            work()
+            self.state.withLock { $0.outstanding -= 1 }
+        }
+    }
+
+    /// Runs `work` on the caller's thread when the queue has nothing queued
+    /// or running, holding the queue suspended meanwhile, so whatever is
+    /// submitted during it runs after it, as if `work` had been queued
+    /// first. nil, running nothing, when the queue is busy.
+    private func runInline<T>(_ work: () throws -> T) -> Result<T, any Error>? {
+        let idle = state.withLock { state in
+            guard state.outstanding == 0 else { return false }
+            state.outstanding = 1
+            // Suspended under the lock: nothing submitted from now on can
+            // start before `work` ends.
+            queue.suspend()
+            return true
+        }
+        guard idle else { return nil }
+        defer {
+            state.withLock { $0.outstanding -= 1 }
+            queue.resume()
+        }
+        return Result { try work() }
+    }
+
+    /// Without `recovering`, a corrupt file throws whatever the policy:
+    /// the caller applies it later, on the queue.
+    private func load(policy: CorruptionPolicy, recovering: Bool = true) throws {
         let (loaded, known) = state.withLock { ($0.loaded, $0.revision) }
         if loaded, try storage.currentRevision() == known { return }
         let contents = try storage.read()
@@ -132,6 +220,7 @@ final class StoreCore: Sendable {
             // With `.fail` nothing is touched, not even the lock file.
             guard case .corrupted = error else { throw error }
             if case .fail = policy.action { throw error }
+            if !recovering { throw error }
             (document, revision) = try storage.withExclusiveAccess {
                 // A backend without a lock may see the document change under
                 // the recovery (which then changes nothing): read again.
@@ -323,7 +412,7 @@ final class StoreCore: Sendable {
         }
         guard let attempt else { return }
         let pause = min(0.05 * Double(1 << min(attempt - 1, 6)), 2.0)
-        queue.asyncAfter(deadline: .now() + pause) { [weak self] in
+        submit(after: pause) { [weak self] in
             guard let self else { return }
             self.state.withLock { $0.watcherRetryPending = false }
             self.reloadFromWatcher()
@@ -448,25 +537,26 @@ final class StoreCore: Sendable {
 
     // MARK: Editing
 
-    func edit(_ apply: @escaping @Sendable (inout MutablePreferences) throws -> Void) async throws {
-        let id = state.withLock { state in
-            state.nextID += 1
-            return state.nextID
-        }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation {
-                (continuation: CheckedContinuation<Void, any Error>) in
+    /// Applies `apply` in the next write and returns its result once that
+    /// write is durable.
+    func edit<Value: Sendable>(
+        _ apply: @escaping @Sendable (inout MutablePreferences) throws -> Value
+    ) async throws -> Value {
+        let id = editIDs.wrappingAdd(1, ordering: .relaxed).newValue
+        let result = try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation {
+                (continuation: UnsafeContinuation<any Sendable, any Error>) in
                 if Task.isCancelled {
                     continuation.resume(throwing: CancellationError())
                     return
                 }
-                let edit = PendingEdit(id: id, apply: apply) { continuation.resume(with: $0) }
+                let edit = PendingEdit(id: id, apply: apply, continuation: continuation)
                 let startDrain = state.withLock { state in
                     state.pending.append(edit)
                     defer { state.draining = true }
                     return !state.draining
                 }
-                if startDrain { queue.async { self.drain() } }
+                if startDrain { submit { self.drain() } }
             }
         } onCancel: {
             // An edit not yet picked up by a write is dropped; one already in
@@ -479,6 +569,9 @@ final class StoreCore: Sendable {
             }
             dropped?.complete(.failure(CancellationError()))
         }
+        // `apply` returned a `Value`, boxed as `any Sendable` on the way.
+        guard let value = result as? Value else { throw CancellationError() }
+        return value
     }
 
     private func drain() {
@@ -498,8 +591,9 @@ final class StoreCore: Sendable {
     }
 
     /// Applies a batch of edits in one durable write; returns each edit's outcome.
-    private func commit(_ batch: [PendingEdit]) -> [Result<Void, any Error>] {
-        var outcomes = [Result<Void, any Error>](repeating: .success(()), count: batch.count)
+    private func commit(_ batch: [PendingEdit]) -> [Result<any Sendable, any Error>] {
+        var outcomes = [Result<any Sendable, any Error>](
+            repeating: .success(()), count: batch.count)
         do {
             try storage.withExclusiveAccess {
                 if !state.withLock({ $0.loaded }) { try load(policy: corruption) }
@@ -510,10 +604,10 @@ final class StoreCore: Sendable {
                     for index in batch.indices {
                         working.beginTransform()
                         do {
-                            try batch[index].apply(&working)
+                            let value = try batch[index].apply(&working)
                             if let failure = working.failure { throw failure }
                             working.endTransform()
-                            outcomes[index] = .success(())
+                            outcomes[index] = .success(value)
                         } catch {
                             working.rollBackTransform()
                             outcomes[index] = .failure(error)
@@ -669,9 +763,9 @@ final class StoreCore: Sendable {
             guard let self else { return }
             switch event {
             case .changed(let contents):
-                self.queue.async { self.reloadFromWatcher(contents) }
+                self.submit { self.reloadFromWatcher(contents) }
             case .interrupted(let error):
-                self.queue.async { self.watchInterrupted(error) }
+                self.submit { self.watchInterrupted(error) }
             }
         }
         let stale = state.withLock { state -> (any StorageWatch)? in
@@ -682,7 +776,7 @@ final class StoreCore: Sendable {
         }
         stale?.cancel()
         // Catch a write that happened before the watch began.
-        if catchingUp { queue.async { self.reloadFromWatcher() } }
+        if catchingUp { submit { self.reloadFromWatcher() } }
     }
 
     /// Lists an interrupted watch among the problems; the state stays as last known.
