@@ -47,7 +47,7 @@ enum ImportCommand {
         let (imported, skipped) = try await store.edit { preferences in
             var imported = 0
             var skipped = 0
-            for key in selected.keys.sorted() {
+            for key in selected.keys.sortedByBytes() {
                 if !overwrite, preferences[raw: key] != nil {
                     skipped += 1
                     continue
@@ -71,7 +71,7 @@ enum ImportCommand {
         context: CommandContext
     ) throws -> [String: PreferenceValue] {
         var typed = values
-        for key in values.keys.sorted() {
+        for key in values.keys.sortedByBytes() {
             guard let entry = manifest[key], var value = values[key] else { continue }
             if case .string(let text) = value, entry.type != .string {
                 value = try entry.type.parse(text, forKey: key)

@@ -17,7 +17,7 @@ enum ListCommand {
                 defaults[key] = entry.defaultValue
             }
         }
-        let keys = (snapshot.storedKeys + defaults.keys).sorted()
+        let keys = (snapshot.storedKeys + defaults.keys).sortedByBytes()
         if context.invocation.has("--json") {
             guard long || context.invocation.has("--defaults") else {
                 context.output.print(ExportCommand.json(snapshot.values))

@@ -35,7 +35,7 @@ enum WatchCommand {
         from previous: [String: PreferenceValue], to current: [String: PreferenceValue],
         modifications: (String) -> PreferenceModification? = { _ in nil }
     ) -> [String] {
-        let keys = Set(previous.keys).union(current.keys).sorted()
+        let keys = Set(previous.keys).union(current.keys).sortedByBytes()
         return keys.compactMap { key in
             let name = PreferenceValue.string(key).jsonText
             switch (previous[key], current[key]) {

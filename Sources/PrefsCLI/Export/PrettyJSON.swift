@@ -22,9 +22,7 @@ enum PrettyJSON {
             out += "\n" + String(repeating: "  ", count: indent) + "]"
         case .object(let fields) where !fields.isEmpty:
             out += "{"
-            for (position, key) in fields.keys.sorted(by: {
-                $0.utf8.lexicographicallyPrecedes($1.utf8)
-            }).enumerated() {
+            for (position, key) in fields.keys.sortedByBytes().enumerated() {
                 out += (position == 0 ? "\n" : ",\n") + inner
                 out += PreferenceValue.string(key).jsonText + " : "
                 write(fields[key] ?? .null, indent: indent + 1, into: &out)

@@ -12,7 +12,7 @@ import Preferences
 enum PropertiesWriter {
     static func text(_ values: [String: PreferenceValue]) -> String {
         var out = ""
-        for key in values.keys.sorted() {
+        for key in values.keys.sortedByBytes() {
             let value: String
             switch values[key] {
             case .string(let text): value = text

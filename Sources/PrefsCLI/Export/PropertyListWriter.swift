@@ -53,7 +53,7 @@ struct PropertyListWriter {
             out += indent + "</array>\n"
         case .object(let fields):
             out += indent + "<dict>\n"
-            for key in fields.keys.sorted() {
+            for key in fields.keys.sortedByBytes() {
                 let child = path.isEmpty ? key : "\(path).\(key)"
                 guard let field = fields[key], field != .null else {
                     omitted.append(child)

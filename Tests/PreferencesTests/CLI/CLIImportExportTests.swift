@@ -233,6 +233,13 @@ import Testing
         let values = try #require(fileKeys.firstIndex(of: "values"), "no values in: \(file)")
         let fileValues = fileKeys[(values + 1)...].prefix(5).map { Array($0.unicodeScalars) }
         #expect(fileValues == expected, "the store file holds: \(file)")
+        // `prefs list` prints its keys in the same order.
+        let list = try await workspace.prefs("list")
+        let listed = list.standardOutput.split(separator: "\n").map {
+            Array(($0.split(separator: " = ", maxSplits: 1).first ?? "").unicodeScalars)
+        }
+        #expect(
+            listed == expected.prefix(3).map { $0 }, "prefs list printed: \(list.standardOutput)")
     }
 
     @Test func plistExportReadsBackAsTheSameValues() async throws {
