@@ -64,7 +64,9 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     private var lastLine = DispatchTime.now()
     /// The last steps the watch took (connections, losses, events), newest
     /// last, for diagnosing a watch that fell silent.
-    private var history: [String] = []
+    private var history: [(seconds: Double, step: String)] = []
+    /// Where the next step goes once `history` holds 200 (the oldest's place).
+    private var historyNext = 0
     private let started = DispatchTime.now()
 
     init(storage: EtcdStorage, onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) {
@@ -92,13 +94,22 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
 
     /// The watch's last steps, oldest first, each with the seconds since it
     /// started: what a test prints when a watch it relies on fell silent.
-    func recentHistory() -> [String] { queue.sync { history } }
+    func recentHistory() -> [String] {
+        let (steps, next) = queue.sync { (history, historyNext) }
+        return (steps[next...] + steps[..<next]).map {
+            String(format: "%.3f ", $0.seconds) + $0.step
+        }
+    }
 
     /// Records a step (on `queue`); the last 200 are kept.
     private func note(_ step: @autoclosure () -> String) {
-        let seconds = EtcdClient.seconds(from: started, to: .now())
-        history.append(String(format: "%.3f ", seconds) + step())
-        if history.count > 200 { history.removeFirst(history.count - 200) }
+        let entry = (EtcdClient.seconds(from: started, to: .now()), step())
+        if history.count < 200 {
+            history.append(entry)
+        } else {
+            history[historyNext] = entry
+            historyNext = (historyNext + 1) % 200
+        }
     }
 
     // MARK: Connecting (on `queue`)
