@@ -20,7 +20,10 @@ struct ChangeFeedLatencyTests {
     func externalWriteToDelivery(mechanism: FileWatcher.Mechanism) async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
-        let storage = WatchChoosingStorage(FileStorage(fileURL: url), mechanism: mechanism)
+        let file = FileStorage(fileURL: url)
+        let storage = HookedStorage(
+            file,
+            watchWith: { try FileWatcher.start(path: file.path, using: mechanism, onChange: $0) })
         let store = try await PreferencesStore(storage: storage)
         let writer = FileStorage(fileURL: url)
         let deliveries = DeliveryClock()
@@ -114,29 +117,5 @@ private final class DeliveryClock: Sendable {
             }
             if let ready { continuation.resume(returning: ready) }
         }
-    }
-}
-
-/// A file backend whose watch uses a chosen mechanism.
-private final class WatchChoosingStorage: PreferencesStorage {
-    let base: FileStorage
-    let mechanism: FileWatcher.Mechanism
-    init(_ base: FileStorage, mechanism: FileWatcher.Mechanism) {
-        self.base = base
-        self.mechanism = mechanism
-    }
-    var location: String { base.location }
-    var identity: String? { nil }
-    func read() throws -> StoredContents { try base.read() }
-    func currentRevision() throws -> StorageRevision { try base.currentRevision() }
-    func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws -> StorageRevision? {
-        try base.write(bytes, ifRevision: expected)
-    }
-    func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
-        try base.withExclusiveAccess(body)
-    }
-    func setAsideCorrupt(stamp: String) throws -> String { try base.setAsideCorrupt(stamp: stamp) }
-    func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
-        try FileWatcher.start(path: base.path, using: mechanism, onChange: onChange)
     }
 }

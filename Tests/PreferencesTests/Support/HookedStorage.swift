@@ -5,20 +5,26 @@ import Foundation
 /// Wraps a backend so a test can act at an exact point of the store's work:
 /// `afterRead` runs on every document read, and `beforeRevision` runs before
 /// every revision check and may throw to make it fail. Both run on the
-/// store's queue.
+/// store's queue. `watchWith`, when given, starts the watch instead of the
+/// backend (a chosen watch mechanism, say).
 final class HookedStorage: PreferencesStorage {
+    typealias WatchStarter =
+        @Sendable (@escaping @Sendable () -> Void) throws -> (any StorageWatch)?
     let base: any PreferencesStorage
     let afterRead: @Sendable (StoredContents) -> Void
     let beforeRevision: @Sendable () throws -> Void
+    let watchWith: WatchStarter?
 
     init(
         _ base: any PreferencesStorage,
         afterRead: @escaping @Sendable (StoredContents) -> Void = { _ in },
-        beforeRevision: @escaping @Sendable () throws -> Void = {}
+        beforeRevision: @escaping @Sendable () throws -> Void = {},
+        watchWith: WatchStarter? = nil
     ) {
         self.base = base
         self.afterRead = afterRead
         self.beforeRevision = beforeRevision
+        self.watchWith = watchWith
     }
 
     var location: String { base.location }
@@ -40,6 +46,7 @@ final class HookedStorage: PreferencesStorage {
     }
     func setAsideCorrupt(stamp: String) throws -> String { try base.setAsideCorrupt(stamp: stamp) }
     func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
-        try base.watch(onChange)
+        if let watchWith { return try watchWith(onChange) }
+        return try base.watch(onChange)
     }
 }
