@@ -200,6 +200,55 @@ import Testing
         }
     }
 
+    /// Entries that repeat the bytes of the entry before are only compared
+    /// with it; values that merely start alike (a number and a longer one,
+    /// a record and a longer record) must still be read in full.
+    static let repeating = Array(
+        #"""
+        {"format": 1, "values": {"a": 1},
+         "modified": {"a": {"at": "t", "by": "b", "program": "p"}, "b": {"at": "t", "by": "b", "program": "p"},
+                      "c": {"at": "t", "by": "b", "program": "p"}, "d": {"at": "t", "by": "b", "program": "p", "x": 1},
+                      "e": 12, "f": 123, "g": 12, "h": "s", "i": "s", "j": "st", "k": [1, [2]], "l": [1, [2]],
+                      "m": [1, [2]], "n": {"at": "t", "by": "b", "program": "p"}}}
+        """#.utf8)
+
+    @Test func repeatedEntriesReadTheSame() throws {
+        let (full, deferred) = Self.outcomes(Self.repeating, maxDepth: 64)
+        #expect(full == deferred)
+        #expect(deferred.contains(#""f":123"#))
+        let (_, found) = try JSONText.parse(
+            Self.repeating, source: "f", maxDepth: 64, deferring: "modified")
+        let texts = try #require(found).map {
+            String(decoding: Self.repeating[$0.range], as: UTF8.self)
+        }
+        #expect(texts[4...6] == ["12", "123", "12"])
+        #expect(texts[9] == "\"st\"")
+    }
+
+    @Test(arguments: [2, 3, 4])
+    func repeatedEntriesMeetDepthLimitsAtTheSamePlace(maxDepth: Int) {
+        let (full, deferred) = Self.outcomes(Self.repeating, maxDepth: maxDepth)
+        #expect(full == deferred)
+    }
+
+    @Test func everyTruncationOfRepeatedEntriesFailsTheSame() {
+        for length in 0..<Self.repeating.count {
+            let (full, deferred) = Self.outcomes(Array(Self.repeating[..<length]), maxDepth: 64)
+            #expect(full == deferred, "cut at \(length)")
+        }
+    }
+
+    @Test(arguments: ["}", "]", "\"", "\\", ":", ",", "x", "\u{01}", "\u{FF}", "9", "{", " "])
+    func everyReplacedByteOfRepeatedEntriesReadsOrFailsTheSame(replacement: String) {
+        let byte: UInt8 = replacement == "\u{FF}" ? 0xFF : Array(replacement.utf8)[0]
+        for position in Self.repeating.indices {
+            var mutated = Self.repeating
+            mutated[position] = byte
+            let (full, deferred) = Self.outcomes(mutated, maxDepth: 64)
+            #expect(full == deferred, "\(replacement.debugDescription) at \(position)")
+        }
+    }
+
     @Test func aLaterModifiedMemberThatIsNoObjectLeavesNoEntries() throws {
         let text = Array(
             #"{"modified": {"a": {"at": "t", "by": "b", "program": "p"}}, "modified": 3}"#.utf8)

@@ -89,40 +89,39 @@ struct ChangeLog: Sendable {
     /// earlier entry's is that entry's record without being read again;
     /// the last entry of a repeated key counts, and an entry that is not a
     /// record gives its key none.
+    ///
+    /// `storedOrder` is the stored keys in the order of the file's text,
+    /// when known. A file this library wrote lists `modified` in the order
+    /// of `values`, one entry per stored key; when the entries' keys are
+    /// exactly that list (and `values` repeats no key), the n-th entry is
+    /// the n-th stored key's, and the records are paired with the keys
+    /// without hashing a key. Anything else (entries missing, extra,
+    /// repeated or in another order) takes the general way, by key.
     init<Values: Collection<String>>(
-        storedKeys: Values, entries: [(key: String, range: Range<Int>)], in bytes: [UInt8],
-        file: String
+        storedKeys: Values, storedOrder: [String]? = nil,
+        entries: [(key: String, range: Range<Int>)], in bytes: [UInt8], file: String
     ) {
+        // `storedKeys` is a dictionary's keys: as many as the text lists
+        // only when the text repeats none.
+        let aligned: Bool
+        if let storedOrder, storedOrder.count == storedKeys.count,
+            storedOrder.count == entries.count
+        {
+            aligned = zip(storedOrder, entries).allSatisfy { $0 == $1.key }
+        } else {
+            aligned = false
+        }
         var interned = Interner()
-        var byKey = [String: Int32](minimumCapacity: entries.count)
+        // Each entry's record index, in the order of `entries`.
+        var indices: [Int32] = []
+        indices.reserveCapacity(entries.count)
         bytes.withUnsafeBufferPointer { buffer in
             // The distinct texts read so far, with their record's index.
             var texts: [(range: Range<Int>, index: Int32)] = []
             let raw = UnsafeRawBufferPointer(buffer)
-            func same(_ left: Range<Int>, _ right: Range<Int>) -> Bool {
-                guard left.count == right.count else { return false }
-                // Eight bytes at a time, then the rest.
-                var offset = 0
-                while offset + 8 <= left.count {
-                    if raw.loadUnaligned(fromByteOffset: left.lowerBound + offset, as: UInt64.self)
-                        != raw.loadUnaligned(
-                            fromByteOffset: right.lowerBound + offset, as: UInt64.self)
-                    {
-                        return false
-                    }
-                    offset += 8
-                }
-                while offset < left.count {
-                    if raw[left.lowerBound + offset] != raw[right.lowerBound + offset] {
-                        return false
-                    }
-                    offset += 1
-                }
-                return true
-            }
-            for (key, range) in entries {
+            for (_, range) in entries {
                 var index: Int32?
-                for text in texts.reversed() where same(text.range, range) {
+                for text in texts.reversed() where JSONText.sameBytes(raw, text.range, range) {
                     index = text.index
                     break
                 }
@@ -137,13 +136,19 @@ struct ChangeLog: Sendable {
                     // more still interns their records by value.
                     if texts.count < 16 { texts.append((range, index!)) }
                 }
-                byKey[key] = index
+                indices.append(index!)
             }
         }
-        var indices: [Int32] = []
-        indices.reserveCapacity(storedKeys.count)
-        for key in storedKeys { indices.append(byKey[key] ?? Self.none) }
-        self.init(keys: storedKeys, indices: indices, records: interned.records)
+        if aligned, let storedOrder {
+            self.init(keys: storedOrder, indices: indices, records: interned.records)
+            return
+        }
+        var byKey = [String: Int32](minimumCapacity: entries.count)
+        for (entry, index) in zip(entries, indices) { byKey[entry.key] = index }
+        var stored: [Int32] = []
+        stored.reserveCapacity(storedKeys.count)
+        for key in storedKeys { stored.append(byKey[key] ?? Self.none) }
+        self.init(keys: storedKeys, indices: stored, records: interned.records)
     }
 
     /// The log after a write from `baseValues` (whose log is `base`) to

@@ -69,17 +69,20 @@ struct StoreDocument: Sendable, Equatable {
         if bytes.isEmpty {
             throw PreferencesError.corrupted(file: file, reason: "the file is empty")
         }
-        let root: PreferenceValue
-        // The `modified` member's entries, checked as JSON but not built:
+        // The `modified` member's entries are checked as JSON but not built:
         // most of them repeat the same record, which is built once below.
-        let recordEntries: [(key: String, range: Range<Int>)]?
+        // The keys of `values` come in the order of the text as well, to
+        // pair them with those entries (see `ChangeLog`).
+        let parsed: JSONText.Document
         do {
             // The envelope and `values` add two levels above the stored values.
-            (root, recordEntries) = try JSONText.parse(
-                bytes, source: file, maxDepth: limits.maxDepth + 2, deferring: "modified")
+            parsed = try JSONText.parseDocument(
+                bytes, source: file, maxDepth: limits.maxDepth + 2, deferring: "modified",
+                keyOrderOf: "values")
         } catch PreferencesError.corrupted(_, let reason) {
             throw PreferencesError.corrupted(file: file, reason: "not valid JSON: \(reason)")
         }
+        let root = parsed.value
         guard case .object(let fields) = root else {
             throw PreferencesError.corrupted(
                 file: file,
@@ -116,13 +119,18 @@ struct StoreDocument: Sendable, Equatable {
             }
         }
         var modifications = ChangeLog()
-        if let recordEntries {
+        if let recordEntries = parsed.deferred {
             modifications = ChangeLog(
-                storedKeys: values.keys, entries: recordEntries, in: bytes, file: file)
+                storedKeys: values.keys, storedOrder: parsed.keyOrder, entries: recordEntries,
+                in: bytes, file: file)
         }
+        // Usually every member is a known one, and there is nothing to keep.
+        let knownCount =
+            2 + (fields["version"] == nil ? 0 : 1) + (fields["modified"] == nil ? 0 : 1)
         return StoreDocument(
             values: values, version: version, modifications: modifications,
-            otherMembers: fields.filter { !knownMembers.contains($0.key) })
+            otherMembers: fields.count == knownCount
+                ? [:] : fields.filter { !knownMembers.contains($0.key) })
     }
 
     /// The file's bytes: pretty-printed, keys sorted, newline at the end.

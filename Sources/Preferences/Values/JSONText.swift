@@ -34,17 +34,69 @@ enum JSONText {
     static func parse(
         _ bytes: [UInt8], source: String, maxDepth: Int, deferring deferred: String
     ) throws -> (value: PreferenceValue, deferred: [(key: String, range: Range<Int>)]?) {
+        let parsed = try parseDocument(
+            bytes, source: source, maxDepth: maxDepth, deferring: deferred, keyOrderOf: nil)
+        return (parsed.value, parsed.deferred)
+    }
+
+    /// A top-level object read by
+    /// ``parseDocument(_:source:maxDepth:deferring:keyOrderOf:)``.
+    struct Document {
+        var value: PreferenceValue
+        /// The deferred member's keys and value ranges, in the order of the text.
+        var deferred: [(key: String, range: Range<Int>)]?
+        /// The keys of the member named by `keyOrderOf`, in the order of the
+        /// text, duplicates included; nil when that member is no object.
+        var keyOrder: [String]?
+    }
+
+    /// ``parse(_:source:maxDepth:deferring:)``, which also gives the keys of
+    /// the top-level member `ordered` (when it is an object) in the order
+    /// the text has them, which its dictionary forgets. The store reads
+    /// `values` so: a file it wrote lists `modified` in the same order, and
+    /// comparing the two lists pairs each key with its record without
+    /// hashing the keys again (``ChangeLog``).
+    static func parseDocument(
+        _ bytes: [UInt8], source: String, maxDepth: Int, deferring deferred: String,
+        keyOrderOf ordered: String?
+    ) throws -> Document {
         try bytes.withUnsafeBufferPointer { buffer in
             var parser = Parser(bytes: buffer, source: source, maxDepth: maxDepth)
             parser.deferredName = deferred
+            parser.orderedName = ordered
             parser.skipWhitespace()
             let value = try parser.parseValue(depth: 0)
             parser.skipWhitespace()
             if parser.index != buffer.count {
                 throw parser.error("unexpected text after the end of the JSON value")
             }
-            return (value, parser.deferredMembers)
+            return Document(
+                value: value, deferred: parser.deferredMembers, keyOrder: parser.orderedKeys)
         }
+    }
+
+    /// Whether the bytes at `first` equal those at `second` (of `first`'s
+    /// length); both lie inside `bytes`. Eight bytes at a time, then the rest.
+    static func sameBytes(
+        _ bytes: UnsafeRawBufferPointer, _ first: Range<Int>, _ second: Range<Int>
+    ) -> Bool {
+        guard first.count == second.count else { return false }
+        var offset = 0
+        while offset + 8 <= first.count {
+            if bytes.loadUnaligned(fromByteOffset: first.lowerBound + offset, as: UInt64.self)
+                != bytes.loadUnaligned(fromByteOffset: second.lowerBound + offset, as: UInt64.self)
+            {
+                return false
+            }
+            offset += 8
+        }
+        while offset < first.count {
+            if bytes[first.lowerBound + offset] != bytes[second.lowerBound + offset] {
+                return false
+            }
+            offset += 1
+        }
+        return true
     }
 
     /// Writes `value` as JSON; `pretty` gives the file layout of SPEC §5
@@ -246,6 +298,12 @@ enum JSONText {
         var deferredName: String?
         /// That member's keys and value ranges, once it is read.
         var deferredMembers: [(key: String, range: Range<Int>)]?
+        /// The top-level member whose keys are kept in the order of the text.
+        var orderedName: String?
+        /// Set just before that member's object is parsed; the object clears it.
+        var capturesNextObject = false
+        /// That member's keys, once it is read (nil when it is no object).
+        var orderedKeys: [String]?
 
         init(bytes: UnsafeBufferPointer<UInt8>, source: String, maxDepth: Int) {
             self.bytes = bytes
@@ -310,10 +368,14 @@ enum JSONText {
 
         private mutating func parseObject(depth: Int) throws -> PreferenceValue {
             if depth > maxDepth { throw error("nested deeper than \(maxDepth) levels") }
+            // Only this object, not the ones inside it, keeps its key order.
+            let keepsOrder = capturesNextObject
+            capturesNextObject = false
             index += 1
             skipWhitespace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
                 index += 1
+                if keepsOrder { orderedKeys = [] }
                 return .object([:])
             }
             // Members are gathered first and the dictionary built at its final
@@ -343,6 +405,12 @@ enum JSONText {
                         members.append((key, try parseValue(depth: depth)))
                     }
                 } else {
+                    if depth == 1, let orderedName, key == orderedName {
+                        // The last member of the name counts, as in the dictionary.
+                        orderedKeys = nil
+                        capturesNextObject =
+                            index < bytes.count && bytes[index] == UInt8(ascii: "{")
+                    }
                     let value = try parseValue(depth: depth)
                     members.append((key, value))
                 }
@@ -352,6 +420,7 @@ enum JSONText {
                     index += 1
                 } else if bytes[index] == UInt8(ascii: "}") {
                     index += 1
+                    if keepsOrder { orderedKeys = members[first...].map(\.0) }
                     var fields = [String: PreferenceValue](minimumCapacity: members.count - first)
                     // Last duplicate wins, as in most JSON readers.
                     for position in first..<members.count {
@@ -370,6 +439,11 @@ enum JSONText {
             if depth > maxDepth { throw error("nested deeper than \(maxDepth) levels") }
             index += 1
             var found: [(key: String, range: Range<Int>)] = []
+            // Room for a small store's entries without growing.
+            found.reserveCapacity(32)
+            // The last value that ends at a delimiter of its own (an object,
+            // array or string) and was checked in full.
+            var checked: Range<Int>?
             skipWhitespace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
                 index += 1
@@ -389,7 +463,25 @@ enum JSONText {
                 index += 1
                 skipWhitespace()
                 let start = index
-                try skipValue(depth: depth)
+                if let checked, start + checked.count <= bytes.count,
+                    JSONText.sameBytes(
+                        UnsafeRawBufferPointer(bytes), checked, start..<start + checked.count)
+                {
+                    // The same bytes as the value checked last (most entries
+                    // repeat one change record): checking them again would
+                    // find the same value, ending at the same offset, with no
+                    // error. Only a value that ends at its own delimiter can
+                    // be matched so; a number's end depends on what follows.
+                    index = start + checked.count
+                } else {
+                    try skipValue(depth: depth)
+                    switch bytes[start] {
+                    case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "\""):
+                        checked = start..<index
+                    default:
+                        checked = nil
+                    }
+                }
                 found.append((key, start..<index))
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unexpected end of text in object") }
