@@ -142,6 +142,28 @@ import Testing
         #expect(read.modifications.recordsByKey(storedKeys: values.keys) == records)
     }
 
+    @Test func manyDistinctRecordsKeepTheirKeys() throws {
+        // More distinct records than are looked up by comparison, and more
+        // distinct texts than are remembered while reading, some repeated.
+        var records: [String: ChangeRecord] = [:]
+        var values: [String: PreferenceValue] = [:]
+        for index in 0..<60 {
+            let modification = PreferenceModification(
+                date: Date(timeIntervalSince1970: 1_764_000_000 + Double(index % 25) * 60),
+                user: "user\(index % 25)", sudoUser: index % 2 == 0 ? nil : "root",
+                program: "prefs")
+            records["key_\(index)"] = ChangeRecord(modification)
+            values["key_\(index)"] = .bool(index % 3 == 0)
+        }
+        let log = ChangeLog(records)
+        #expect(log.recordsByKey(storedKeys: values.keys) == records)
+        let bytes = try StoreDocument(values: values, modifications: log).encode(
+            file: "f", limits: PreferencesLimits())
+        try Self.check(bytes, "many records")
+        let read = try StoreDocument.decode(bytes, file: "f", limits: PreferencesLimits())
+        #expect(read.modifications.recordsByKey(storedKeys: values.keys) == records)
+    }
+
     @Test func theKeyOrderOfValuesIsTheTextsOrder() throws {
         let text = Array(
             #"""

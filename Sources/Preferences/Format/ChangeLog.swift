@@ -211,23 +211,39 @@ struct ChangeLog: Sendable {
     }
 
     /// Gives each distinct record one index. Consecutive keys often carry
-    /// equal records, so the last one is compared before hashing.
+    /// equal records, so the last one is compared before anything else; a
+    /// few records are looked up by comparing them, which costs less than
+    /// hashing their four strings, and only more than ``scanLimit`` get a
+    /// dictionary.
     private struct Interner {
+        static let scanLimit = 8
         var records: [ChangeRecord] = []
+        /// Every record's index, once there are more than ``scanLimit``.
         var indices: [ChangeRecord: Int32] = [:]
         var last: (ChangeRecord, Int32)?
 
         mutating func index(of record: ChangeRecord) -> Int32 {
             if let last, last.0 == record { return last.1 }
             let index: Int32
-            if let known = indices[record] {
-                index = known
+            if records.count <= Self.scanLimit {
+                index = records.firstIndex(of: record).map { Int32($0) } ?? add(record)
             } else {
-                index = Int32(records.count)
-                records.append(record)
-                indices[record] = index
+                index = indices[record] ?? add(record)
             }
             last = (record, index)
+            return index
+        }
+
+        private mutating func add(_ record: ChangeRecord) -> Int32 {
+            let index = Int32(records.count)
+            records.append(record)
+            if records.count > Self.scanLimit {
+                if indices.isEmpty {
+                    for (number, known) in records.enumerated() { indices[known] = Int32(number) }
+                } else {
+                    indices[record] = index
+                }
+            }
             return index
         }
     }

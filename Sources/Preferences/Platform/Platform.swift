@@ -337,11 +337,14 @@ enum Platform {
     static func resolveSymlinks(_ path: String) -> String {
         var current = path
         for _ in 0..<40 {
-            var buffer = [CChar](repeating: 0, count: 4097)
-            let count = readlink(current, &buffer, 4096)
+            // readlink fills only what it returns: the buffer is not cleared
+            // first (every watch and open resolves its file).
+            var buffer = [UInt8](unsafeUninitializedCapacity: 4096) { _, count in count = 4096 }
+            let count = buffer.withUnsafeMutableBytes { raw in
+                readlink(current, raw.baseAddress!.assumingMemoryBound(to: CChar.self), 4096)
+            }
             if count < 0 { return current }
-            let target = String(
-                decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let target = String(decoding: buffer[0..<count], as: UTF8.self)
             current = target.hasPrefix("/") ? target : parentDirectory(of: current) + "/" + target
         }
         return current
