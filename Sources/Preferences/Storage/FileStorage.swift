@@ -79,6 +79,8 @@ public final class FileStorage: PreferencesStorage {
     /// read with it: while the file keeps that stamp, it holds those bytes.
     private let trustedStamp = Locked<(stamp: Platform.FileStamp, hash: UInt64)?>(nil)
     private let lastSweep = Locked<ContinuousClock.Instant?>(nil)
+    /// The target resolved for the open under way (``identityForOpening()``).
+    private let openingTarget = Locked<String?>(nil)
 
     /// Parents of directories the store created, until their fsync
     /// succeeds, across every backend in the process: the next locked call
@@ -118,7 +120,29 @@ public final class FileStorage: PreferencesStorage {
     /// directory does not exist yet, its deepest existing ancestor is
     /// canonicalised and the rest appended.
     public var identity: String? {
-        let target = (try? Platform.resolveSymlinksSafely(path)) ?? path
+        identity(ofTarget: (try? Platform.resolveSymlinksSafely(path)) ?? path)
+    }
+
+    /// ``identity``, for a store being opened: the file's link is resolved
+    /// once for the whole open, and the watch and the reads of that open
+    /// (until ``endOpening()``) use this resolution rather than resolving
+    /// the path again, which saves a `readlink` each. An open is one moment
+    /// as far as the link goes; a resolution made microseconds earlier is
+    /// as safe as a fresh one, as the file is still opened with
+    /// `O_NOFOLLOW` (S19).
+    func identityForOpening() -> String {
+        let target = try? Platform.resolveSymlinksSafely(path)
+        openingTarget.withLock { $0 = target }
+        return identity(ofTarget: target ?? path)
+    }
+
+    /// Ends the open that ``identityForOpening()`` began: from now on every
+    /// call resolves the path afresh.
+    func endOpening() {
+        openingTarget.withLock { $0 = nil }
+    }
+
+    private func identity(ofTarget target: String) -> String {
         var existing = Platform.parentDirectory(of: target)
         var rest = [Platform.lastComponent(of: target)]
         var canonical = Platform.realPath(existing)
@@ -148,6 +172,7 @@ public final class FileStorage: PreferencesStorage {
     func target() throws -> String {
         let thread = Platform.currentThread()
         if let held = holder.withLock({ $0?.thread == thread ? $0?.target : nil }) { return held }
+        if let opening = openingTarget.withLock({ $0 }) { return opening }
         return try Platform.resolveSymlinksSafely(path)
     }
 
@@ -449,7 +474,8 @@ public final class FileStorage: PreferencesStorage {
 
     /// Watches the file's directory (inotify, kqueue, or polling).
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
-        try FileWatcher.start(path: path, onChange: onChange)
+        try FileWatcher.start(
+            path: path, target: openingTarget.withLock { $0 }, onChange: onChange)
     }
 }
 

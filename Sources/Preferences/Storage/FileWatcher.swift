@@ -77,10 +77,25 @@ final class FileWatcher: StorageWatch {
         var onHub = false
     }
 
-    private init(path: String, mechanism: Mechanism, onChange: @escaping @Sendable () -> Void) {
+    /// The file's target as the opener just resolved it, for the first
+    /// start of the native watch (later ones resolve the path again).
+    private let initialTarget: Locked<String?>
+
+    private init(
+        path: String, mechanism: Mechanism, target: String?,
+        onChange: @escaping @Sendable () -> Void
+    ) {
         self.path = path
         self.mechanism = mechanism
+        self.initialTarget = Locked(target)
         self.onChange = onChange
+    }
+
+    /// The path's symlink target: the opener's resolution the first time,
+    /// then resolved afresh.
+    private func resolvedTarget() -> String {
+        if let target = initialTarget.withLock({ $0.take() }) { return target }
+        return Platform.resolveSymlinks(path)
     }
 
     deinit {
@@ -89,12 +104,14 @@ final class FileWatcher: StorageWatch {
         #endif
     }
 
-    /// Starts watching `path` (a file that need not exist yet).
+    /// Starts watching `path` (a file that need not exist yet); `target`
+    /// is where its symlinks lead, when the caller has just resolved them.
     static func start(
-        path: String, using mechanism: Mechanism = .native,
+        path: String, using mechanism: Mechanism = .native, target: String? = nil,
         onChange: @escaping @Sendable () -> Void
     ) throws -> FileWatcher {
-        let watcher = FileWatcher(path: path, mechanism: mechanism, onChange: onChange)
+        let watcher = FileWatcher(
+            path: path, mechanism: mechanism, target: target, onChange: onChange)
         #if canImport(Darwin)
             // On the queue, so no event is handled before the sources are set up.
             Self.queue.sync {
@@ -257,7 +274,7 @@ final class FileWatcher: StorageWatch {
 
         /// Puts this watcher on the process-wide directory watch.
         private func startNative() -> Bool {
-            let target = Platform.resolveSymlinks(path)
+            let target = resolvedTarget()
             let started = running.withLock { running in
                 running.target = target
                 running.onHub = !running.cancelled
@@ -310,7 +327,7 @@ final class FileWatcher: StorageWatch {
         private let directoryInodes = Locked<[String: UInt64]>([:])
 
         private func startNative() -> Bool {
-            let target = Platform.resolveSymlinks(path)
+            let target = resolvedTarget()
             let directories = Set([
                 Platform.parentDirectory(of: path), Platform.parentDirectory(of: target),
             ])

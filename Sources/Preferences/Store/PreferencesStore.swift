@@ -104,6 +104,7 @@ public final class PreferencesStore: Sendable {
         // A key that cannot describe itself fails before anything is opened.
         let manifest = keys.isEmpty ? nil : try PreferencesManifest(keys: keys)
         core = StoreRegistry.core(for: storage, limits: limits, corruption: corruption)
+        defer { (storage as? FileStorage)?.endOpening() }
         liveReader = try await core.open(
             migrations: migrations, corruption: corruption, liveReads: liveReads)
         if let manifest { await core.declare(manifest) }
@@ -248,7 +249,10 @@ enum StoreRegistry {
     static func core(
         for storage: any PreferencesStorage, limits: PreferencesLimits, corruption: CorruptionPolicy
     ) -> StoreCore {
-        guard let identity = storage.identity else {
+        // A file resolves its link once for the whole open (see
+        // `FileStorage.identityForOpening()`).
+        let identity = (storage as? FileStorage)?.identityForOpening() ?? storage.identity
+        guard let identity else {
             return StoreCore(storage: storage, limits: limits, corruption: corruption)
         }
         return cores.withLock { state in
