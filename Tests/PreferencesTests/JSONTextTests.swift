@@ -258,3 +258,81 @@ import Testing
         #expect(value == ["modified": 3])
     }
 }
+
+/// Strings are scanned eight bytes at a time for their end, an escape or a
+/// control character; wherever those fall against the eight-byte words, a
+/// string reads as the text it spells, and a bad byte fails at its place.
+@Suite struct JSONStringScanningTests {
+    static let alphabet: [String] = [
+        "a", "Z", "0", " ", "/", "~", "\u{7F}", "\"", "\\", "\n", "\t", "\u{01}", "\u{1F}", "é",
+        "€", "😀", "e\u{301}",
+    ]
+
+    @Test func everyStringReadsAsWrittenAtEveryAlignment() throws {
+        var generator = SeededGenerator(state: 0x57A1_6E55)
+        for round in 0..<3_000 {
+            let length = round % 40
+            let text = (0..<length).map { _ in Self.alphabet.randomElement(using: &generator)! }
+                .joined()
+            var quoted: [UInt8] = []
+            JSONText.writeString(text, into: &quoted)
+            // The string as a value and as a key, shifted by 0 to 8 bytes.
+            let padding = [UInt8](repeating: 0x20, count: round % 9)
+            let document =
+                Array("[".utf8) + padding + quoted + Array(", {".utf8) + quoted
+                + Array(": 1}]".utf8)
+            #expect(
+                try JSONText.parse(document, source: "f") == [.string(text), [text: 1]],
+                "\(text.debugDescription)")
+            // Skipped (the deferred member's entries) as well as parsed.
+            let wrapped = Array(#"{"modified": {"a": "#.utf8) + padding + quoted + Array("}}".utf8)
+            let (_, found) = try JSONText.parse(
+                wrapped, source: "f", maxDepth: 8, deferring: "modified")
+            #expect(found?.count == 1)
+        }
+    }
+
+    @Test func aBadByteFailsAtItsPlaceAtEveryAlignment() {
+        for length in 0..<24 {
+            for position in 0..<max(length, 1) {
+                for (bad, reason) in [
+                    (UInt8(0x01), "control character"), (0x0A, "control character"),
+                    (0xFF, "invalid UTF-8"),
+                ] {
+                    var body = [UInt8](repeating: UInt8(ascii: "x"), count: max(length, 1))
+                    body[position] = bad
+                    let text = Array("\"".utf8) + body + Array("\"".utf8)
+                    for deferred in [false, true] {
+                        let document =
+                            deferred
+                            ? Array(#"{"modified": {"a": "#.utf8) + text + Array("}}".utf8) : text
+                        #expect(
+                            throws: PreferencesError.self,
+                            "byte \(bad) at \(position) of \(length), deferred \(deferred)"
+                        ) {
+                            _ = try JSONText.parse(
+                                document, source: "f", maxDepth: 8, deferring: "modified")
+                        }
+                        do {
+                            _ = try JSONText.parse(
+                                document, source: "f", maxDepth: 8, deferring: "modified")
+                        } catch {
+                            // The control character's own column; a bad
+                            // UTF-8 string is named at its opening quote.
+                            let prefix = deferred ? 19 : 0
+                            let column =
+                                reason == "invalid UTF-8" ? prefix + 1 : prefix + position + 2
+                            let line = bad == 0x0A ? 2 : 1
+                            let expected =
+                                bad == 0x0A ? "line 2, column 1" : "line \(line), column \(column)"
+                            #expect("\(error)".contains(reason), "\(error)")
+                            if bad != 0x0A {
+                                #expect("\(error)".contains(expected), "\(error)")
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

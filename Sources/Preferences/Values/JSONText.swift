@@ -560,17 +560,53 @@ enum JSONText {
         /// Moves past a string, with ``parseString()``'s checks: plain
         /// ASCII is only scanned; anything else is parsed.
         private mutating func skipString() throws {
-            var scan = index + 1
-            while scan < bytes.count {
-                let byte = bytes[scan]
-                if byte == UInt8(ascii: "\"") {
-                    index = scan + 1
-                    return
-                }
-                if byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { break }
-                scan += 1
+            let (scan, ascii) = plainRun(from: index + 1)
+            if ascii, scan < bytes.count, bytes[scan] == UInt8(ascii: "\"") {
+                index = scan + 1
+                return
             }
             _ = try parseString()
+        }
+
+        /// Where the run of plain string bytes from `start` ends: the offset
+        /// of the first `"`, `\\` or control character (below 0x20), or the
+        /// end of the text; and whether every byte before it is ASCII.
+        ///
+        /// Eight bytes are tested at a time, as in ``needsEscaping(_:)``:
+        /// `(x - 0x01…) & ~x & 0x80…` flags the bytes of `x` that are zero,
+        /// and the lowest flag is always a true one (a false flag needs a
+        /// borrow from a true one below it), so the first flagged byte of
+        /// `word ^ "…`, `word ^ \\…` or `word - 0x20…` is the first stop.
+        private func plainRun(from start: Int) -> (end: Int, ascii: Bool) {
+            let raw = UnsafeRawBufferPointer(bytes)
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highBits = ones &* 0x80
+            var offset = start
+            // Every byte passed, OR-ed: its high bits say whether one was not ASCII.
+            var passed: UInt64 = 0
+            while offset + 8 <= raw.count {
+                let word = UInt64(
+                    littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+                let quote = (word ^ (ones &* 0x22)) &- ones
+                let backslash = (word ^ (ones &* 0x5C)) &- ones
+                let control = word &- ones &* 0x20
+                let stops = (quote | backslash | control) & ~word & highBits
+                if stops != 0 {
+                    // The first stop's byte number; only the bytes before it count.
+                    let before = stops.trailingZeroBitCount / 8
+                    if before > 0 { passed |= word & (UInt64.max >> (64 - 8 * before)) }
+                    return (offset + before, passed & highBits == 0)
+                }
+                passed |= word
+                offset += 8
+            }
+            while offset < raw.count {
+                let byte = raw[offset]
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+                passed |= UInt64(byte)
+                offset += 1
+            }
+            return (offset, passed & highBits == 0)
         }
 
         private mutating func parseArray(depth: Int) throws -> PreferenceValue {
@@ -602,24 +638,17 @@ enum JSONText {
             let start = index
             index += 1
             // Fast path: no escapes.
-            var scan = index
-            var ascii = true
-            while scan < bytes.count {
-                let byte = bytes[scan]
-                if byte == UInt8(ascii: "\"") {
-                    let slice = UnsafeBufferPointer(rebasing: bytes[index..<scan])
-                    // ASCII needs no validation.
-                    let text =
-                        ascii
-                        ? String(decoding: slice, as: UTF8.self)
-                        : String(validating: slice, as: UTF8.self)
-                    guard let text else { throw error("invalid UTF-8 in string", at: start) }
-                    index = scan + 1
-                    return text
-                }
-                if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
-                if byte >= 0x80 { ascii = false }
-                scan += 1
+            let (scan, ascii) = plainRun(from: index)
+            if scan < bytes.count, bytes[scan] == UInt8(ascii: "\"") {
+                let slice = UnsafeBufferPointer(rebasing: bytes[index..<scan])
+                // ASCII needs no validation.
+                let text =
+                    ascii
+                    ? String(decoding: slice, as: UTF8.self)
+                    : String(validating: slice, as: UTF8.self)
+                guard let text else { throw error("invalid UTF-8 in string", at: start) }
+                index = scan + 1
+                return text
             }
             var out = [UInt8]()
             out.append(contentsOf: bytes[index..<scan])
