@@ -35,3 +35,25 @@ import Testing
         }
     }
 }
+
+/// The hash that tells the store's own write from another program's must
+/// change when any one byte of a file changes, wherever the byte is: in one
+/// of the four lanes of a 32-byte step, in the eight-byte steps after
+/// them, or in the tail.
+@Suite struct ContentHashTests {
+    @Test func changingAnyOneByteChangesTheHash() {
+        var generator = SeededGenerator(state: 0xC0DE)
+        for length in [1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 100, 1000] {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let hash = ContentHash.of(bytes)
+            for index in 0..<length {
+                var changed = bytes
+                changed[index] ^= 1 << UInt8(index % 8)
+                #expect(ContentHash.of(changed) != hash, "length \(length), byte \(index)")
+            }
+            // The same bytes with one more zero byte are another file.
+            #expect(ContentHash.of(bytes + [0]) != hash, "length \(length) and a zero")
+        }
+        #expect(ContentHash.of([]) != ContentHash.of([0]))
+    }
+}
