@@ -179,56 +179,30 @@ public final class FileStorage: PreferencesStorage {
     private func revision(generation: UInt64, stamp: Platform.FileStamp, hash: UInt64)
         -> StorageRevision
     {
-        StorageRevision(Self.revisionToken(generation: generation, stamp: stamp, hash: hash))
-    }
-
-    /// `g<generation>-<device>-<inode>-<size>-<mtime>-<ctime>-<hash in hex>`,
-    /// times as `<seconds>.<nanoseconds>`. Every read makes one, so the
-    /// digits go straight into one buffer: interpolating the eight numbers
-    /// into a `String` took about a twentieth of opening a small store.
-    static func revisionToken(generation: UInt64, stamp: Platform.FileStamp, hash: UInt64)
-        -> String
-    {
-        var text: [UInt8] = []
-        text.reserveCapacity(160)
-        func append(_ number: UInt64, radix: UInt64 = 10) {
-            // 20 decimal digits at most; written backwards, then copied.
-            var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-            var count = 0
-            var rest = number
-            withUnsafeMutableBytes(of: &digits) { buffer in
-                repeat {
-                    let digit = UInt8(rest % radix)
-                    buffer[23 - count] = digit < 10 ? 0x30 + digit : 0x61 + digit - 10
-                    rest /= radix
-                    count += 1
-                } while rest > 0
-                text.append(contentsOf: buffer[(24 - count)...])
-            }
-        }
-        func append(_ number: Int64) {
-            if number < 0 { text.append(UInt8(ascii: "-")) }
-            append(number.magnitude)
-        }
-        text.append(UInt8(ascii: "g"))
-        append(generation)
-        text.append(UInt8(ascii: "-"))
-        append(stamp.device)
-        text.append(UInt8(ascii: "-"))
-        append(stamp.inode)
-        text.append(UInt8(ascii: "-"))
-        append(stamp.size)
-        text.append(UInt8(ascii: "-"))
-        append(stamp.modifiedSeconds)
-        text.append(UInt8(ascii: "."))
-        append(stamp.modifiedNanoseconds)
-        text.append(UInt8(ascii: "-"))
-        append(stamp.changedSeconds)
-        text.append(UInt8(ascii: "."))
-        append(stamp.changedNanoseconds)
-        text.append(UInt8(ascii: "-"))
-        append(hash, radix: 16)
-        return String(decoding: text, as: UTF8.self)
+        // "g<generation>-<device>-<inode>-<size>-<mtime>-<ctime>-<hash>",
+        // written digit by digit into one buffer: a write and a look each
+        // make one, and string interpolation of eight numbers cost several
+        // thousand instructions.
+        var token = RevisionToken()
+        token.append("g")
+        token.append(decimal: generation)
+        token.append("-")
+        token.append(decimal: stamp.device)
+        token.append("-")
+        token.append(decimal: stamp.inode)
+        token.append("-")
+        token.append(signed: stamp.size)
+        token.append("-")
+        token.append(signed: stamp.modifiedSeconds)
+        token.append(".")
+        token.append(signed: stamp.modifiedNanoseconds)
+        token.append("-")
+        token.append(signed: stamp.changedSeconds)
+        token.append(".")
+        token.append(signed: stamp.changedNanoseconds)
+        token.append("-")
+        token.append(hex: hash)
+        return StorageRevision(token.string)
     }
 
     private func generation(lockPath: String) -> UInt64 {
@@ -479,18 +453,102 @@ public final class FileStorage: PreferencesStorage {
     }
 }
 
+/// The text of a file revision, built in a fixed buffer: eight numbers of at
+/// most 20 digits and a sign each, and their separators, fit in 192 bytes.
+struct RevisionToken {
+    private var bytes:
+        (
+            UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+            UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+            UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64
+        ) = (
+            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+        )
+    private var count = 0
+
+    mutating func append(_ character: Unicode.Scalar) {
+        put(UInt8(ascii: character))
+    }
+
+    mutating func append(decimal value: UInt64) {
+        // Digits come out last first: count them, then fill from the right.
+        var digits = 1
+        var rest = value / 10
+        while rest > 0 {
+            digits += 1
+            rest /= 10
+        }
+        var remaining = value
+        for offset in stride(from: digits - 1, through: 0, by: -1) {
+            put(UInt8(ascii: "0") + UInt8(remaining % 10), at: count + offset)
+            remaining /= 10
+        }
+        count += digits
+    }
+
+    mutating func append(signed value: Int64) {
+        if value < 0 { put(UInt8(ascii: "-")) }
+        append(decimal: value.magnitude)
+    }
+
+    mutating func append(hex value: UInt64) {
+        let digits = max(1, (64 - value.leadingZeroBitCount + 3) / 4)
+        for index in 0..<digits {
+            let nibble = UInt8(truncatingIfNeeded: value >> UInt64(4 * (digits - 1 - index))) & 0xF
+            put(nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10)
+        }
+    }
+
+    var string: String {
+        withUnsafeBytes(of: bytes) { raw in
+            String(decoding: UnsafeRawBufferPointer(rebasing: raw[..<count]), as: UTF8.self)
+        }
+    }
+
+    private mutating func put(_ byte: UInt8) {
+        put(byte, at: count)
+        count += 1
+    }
+
+    private mutating func put(_ byte: UInt8, at offset: Int) {
+        precondition(offset < 192, "a revision token is at most 192 bytes")
+        withUnsafeMutableBytes(of: &bytes) { $0[offset] = byte }
+    }
+}
+
 /// A 64-bit hash of a file's bytes, for revisions (not for security).
 enum ContentHash {
     static func of(_ bytes: [UInt8]) -> UInt64 {
         bytes.withUnsafeBytes { raw in
             let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
             let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
-            var hash = prime1 &+ UInt64(raw.count)
+            @inline(__always) func word(at offset: Int) -> UInt64 {
+                UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            }
+            @inline(__always) func mix(_ lane: UInt64, _ word: UInt64) -> UInt64 {
+                let sum = lane &+ word &* prime2
+                return (sum << 31 | sum >> 33) &* prime1
+            }
             var offset = 0
+            var hash = prime1 &+ UInt64(raw.count)
+            if raw.count >= 32 {
+                // Four lanes of eight bytes, independent of one another, so
+                // that their multiplications overlap: a file of megabytes is
+                // hashed at the speed of memory, not of one long chain.
+                var lanes = (prime1 &+ prime2, prime2, UInt64(0), 0 &- prime1)
+                while offset + 32 <= raw.count {
+                    lanes.0 = mix(lanes.0, word(at: offset))
+                    lanes.1 = mix(lanes.1, word(at: offset + 8))
+                    lanes.2 = mix(lanes.2, word(at: offset + 16))
+                    lanes.3 = mix(lanes.3, word(at: offset + 24))
+                    offset += 32
+                }
+                hash =
+                    hash &+ (lanes.0 << 1 | lanes.0 >> 63) &+ (lanes.1 << 7 | lanes.1 >> 57)
+                    &+ (lanes.2 << 12 | lanes.2 >> 52) &+ (lanes.3 << 18 | lanes.3 >> 46)
+            }
             while offset + 8 <= raw.count {
-                let word = UInt64(
-                    littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-                let mixed = hash ^ (word &* prime2)
+                let mixed = hash ^ (word(at: offset) &* prime2)
                 hash = (mixed << 27 | mixed >> 37) &* prime1
                 offset += 8
             }
