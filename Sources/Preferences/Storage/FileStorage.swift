@@ -144,13 +144,20 @@ public final class FileStorage: PreferencesStorage {
 
     private func identity(ofTarget target: String) -> String {
         var existing = Platform.parentDirectory(of: target)
-        var rest = [Platform.lastComponent(of: target)]
+        let name = Platform.lastComponent(of: target)
         var canonical = Platform.realPath(existing)
         // The usual case, an existing directory and a plain name: realpath's
-        // answer is already canonical, so only the name is appended.
-        if let directory = canonical, !["", ".", ".."].contains(rest[0]) {
-            return "file:" + (directory == "/" ? "" : directory) + "/" + rest[0]
+        // answer is already canonical, so only the name is appended (into
+        // one string of its final size: every open makes one).
+        if let directory = canonical, name != "", name != ".", name != ".." {
+            var identity = "file:"
+            identity.reserveCapacity(6 + directory.utf8.count + name.utf8.count)
+            if directory != "/" { identity += directory }
+            identity += "/"
+            identity += name
+            return identity
         }
+        var rest = [name]
         while canonical == nil && existing != "/" && existing != "." {
             rest.insert(Platform.lastComponent(of: existing), at: 0)
             existing = Platform.parentDirectory(of: existing)
