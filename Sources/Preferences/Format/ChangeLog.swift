@@ -90,26 +90,30 @@ struct ChangeLog: Sendable {
     /// the last entry of a repeated key counts, and an entry that is not a
     /// record gives its key none.
     ///
-    /// `storedOrder` is the stored keys in the order of the file's text,
-    /// when known. A file this library wrote lists `modified` in the order
-    /// of `values`, one entry per stored key; when the entries' keys are
-    /// exactly that list (and `values` repeats no key), the n-th entry is
-    /// the n-th stored key's, and the records are paired with the keys
-    /// without hashing a key. Anything else (entries missing, extra,
-    /// repeated or in another order) takes the general way, by key.
+    /// `storedOrder` is where the stored keys' string literals are in
+    /// `bytes`, in the order of the text, when known. A file this library
+    /// wrote lists `modified` in the order of `values`, one entry per stored
+    /// key; when the entries' keys are spelled byte for byte as that list
+    /// (and `values` repeats no key), the n-th entry is the n-th stored
+    /// key's, and the records are paired with the keys without making or
+    /// hashing a key (only keys without the shared record become strings).
+    /// Anything else (entries missing, extra, repeated, in another order or
+    /// spelled otherwise) takes the general way, by key.
     init<Values: Collection<String>>(
-        storedKeys: Values, storedOrder: [String]? = nil,
-        entries: [(key: String, range: Range<Int>)], in bytes: [UInt8], file: String
+        storedKeys: Values, storedOrder: [Range<Int>]? = nil, entries: [JSONText.DeferredMember],
+        in bytes: [UInt8], file: String
     ) {
         // `storedKeys` is a dictionary's keys: as many as the text lists
         // only when the text repeats none.
-        let aligned: Bool
+        var aligned = false
         if let storedOrder, storedOrder.count == storedKeys.count,
             storedOrder.count == entries.count
         {
-            aligned = zip(storedOrder, entries).allSatisfy { $0 == $1.key }
-        } else {
-            aligned = false
+            aligned = bytes.withUnsafeBytes { raw in
+                zip(storedOrder, entries).allSatisfy {
+                    JSONText.sameBytes(raw, $0, $1.quotedKey)
+                }
+            }
         }
         var interned = Interner()
         // Each entry's record index, in the order of `entries`.
@@ -119,18 +123,18 @@ struct ChangeLog: Sendable {
             // The distinct texts read so far, with their record's index.
             var texts: [(range: Range<Int>, index: Int32)] = []
             let raw = UnsafeRawBufferPointer(buffer)
-            for (_, range) in entries {
+            for entry in entries {
+                let range = entry.value
                 var index: Int32?
                 for text in texts.reversed() where JSONText.sameBytes(raw, text.range, range) {
                     index = text.index
                     break
                 }
                 if index == nil {
-                    let value = try? JSONText.parse(
-                        Array(buffer[range]), source: file, maxDepth: .max)
-                    let found = value.flatMap(ChangeRecord.init(storedValue:)).map {
-                        interned.index(of: $0)
-                    }
+                    // Read from its members: the object itself is not needed.
+                    let found = JSONText.members(ofObjectAt: range, in: buffer)
+                        .flatMap(ChangeRecord.init(members:))
+                        .map { interned.index(of: $0) }
                     index = found ?? Self.none
                     // A few distinct texts are remembered; a store with many
                     // more still interns their records by value.
@@ -139,12 +143,14 @@ struct ChangeLog: Sendable {
                 indices.append(index!)
             }
         }
-        if aligned, let storedOrder {
-            self.init(keys: storedOrder, indices: indices, records: interned.records)
+        if aligned {
+            self.init(
+                keys: entries.lazy.map { $0.key(in: bytes) }, indices: indices,
+                records: interned.records)
             return
         }
         var byKey = [String: Int32](minimumCapacity: entries.count)
-        for (entry, index) in zip(entries, indices) { byKey[entry.key] = index }
+        for (entry, index) in zip(entries, indices) { byKey[entry.key(in: bytes)] = index }
         var stored: [Int32] = []
         stored.reserveCapacity(storedKeys.count)
         for key in storedKeys { stored.append(byKey[key] ?? Self.none) }
@@ -204,8 +210,14 @@ struct ChangeLog: Sendable {
         let listed = indices.count - bestCount
         if listed > 0 {
             others.reserveCapacity(listed)
-            for (key, index) in zip(keys, indices) where index != sharedOld {
-                others[key] = index == Self.none ? Self.none : renumbered[Int(index)]
+            // A key is taken from `keys` only when it is listed: a lazy
+            // collection makes only those.
+            var position = keys.startIndex
+            for index in indices {
+                if index != sharedOld {
+                    others[keys[position]] = index == Self.none ? Self.none : renumbered[Int(index)]
+                }
+                keys.formIndex(after: &position)
             }
         }
     }

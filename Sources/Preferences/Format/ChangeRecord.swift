@@ -27,6 +27,30 @@ struct ChangeRecord: Sendable, Hashable {
         if case .string(let name)? = fields["sudo_user"] { sudoUser = name }
     }
 
+    /// Reads a stored entry from its members in the order of the text, as
+    /// ``init(storedValue:)`` reads the object they make (where the last
+    /// of a repeated name counts), without making that object.
+    init?(members: [(key: String, value: PreferenceValue)]) {
+        var at: PreferenceValue?
+        var by: PreferenceValue?
+        var program: PreferenceValue?
+        var sudoUser: PreferenceValue?
+        for (key, value) in members {
+            switch key {
+            case "at": at = value
+            case "by": by = value
+            case "program": program = value
+            case "sudo_user": sudoUser = value
+            default: continue
+            }
+        }
+        guard case .string(let at)? = at, case .string(let by)? = by,
+            case .string(let program)? = program
+        else { return nil }
+        (self.at, self.by, self.program) = (at, by, program)
+        if case .string(let name)? = sudoUser { self.sudoUser = name }
+    }
+
     var storedValue: PreferenceValue {
         var fields: [String: PreferenceValue] = [
             "at": .string(at), "by": .string(by), "program": .string(program),

@@ -36,26 +36,52 @@ enum JSONText {
     ) throws -> (value: PreferenceValue, deferred: [(key: String, range: Range<Int>)]?) {
         let parsed = try parseDocument(
             bytes, source: source, maxDepth: maxDepth, deferring: deferred, keyOrderOf: nil)
-        return (parsed.value, parsed.deferred)
+        return (parsed.value, parsed.deferred?.map { ($0.key(in: bytes), $0.value) })
+    }
+
+    /// A member of the object whose values are checked but not built: where
+    /// its key and its value are in the text.
+    struct DeferredMember {
+        /// The key's string literal, quotes included.
+        var quotedKey: Range<Int>
+        /// Whether the key is its text between the quotes as it stands (no
+        /// escapes), so that it is made straight from those bytes.
+        var keyIsLiteral: Bool
+        /// The member's value.
+        var value: Range<Int>
+
+        /// The key's UTF-8, between the quotes (its value when ``keyIsLiteral``).
+        var keyText: Range<Int> { quotedKey.lowerBound + 1..<quotedKey.upperBound - 1 }
+
+        /// The key, from the text it was read from (and checked in).
+        func key(in bytes: [UInt8]) -> String {
+            if keyIsLiteral { return String(decoding: bytes[keyText], as: UTF8.self) }
+            let parsed = try? JSONText.parse(Array(bytes[quotedKey]), source: "", maxDepth: 1)
+            guard case .string(let key)? = parsed else {
+                preconditionFailure("a deferred member's key was checked when it was read")
+            }
+            return key
+        }
     }
 
     /// A top-level object read by
     /// ``parseDocument(_:source:maxDepth:deferring:keyOrderOf:)``.
     struct Document {
         var value: PreferenceValue
-        /// The deferred member's keys and value ranges, in the order of the text.
-        var deferred: [(key: String, range: Range<Int>)]?
-        /// The keys of the member named by `keyOrderOf`, in the order of the
-        /// text, duplicates included; nil when that member is no object.
-        var keyOrder: [String]?
+        /// The deferred member's members, in the order of the text.
+        var deferred: [DeferredMember]?
+        /// Where the keys of the member named by `keyOrderOf` are, as string
+        /// literals (quotes included), in the order of the text, duplicates
+        /// included; nil when that member is no object.
+        var keyOrder: [Range<Int>]?
     }
 
-    /// ``parse(_:source:maxDepth:deferring:)``, which also gives the keys of
-    /// the top-level member `ordered` (when it is an object) in the order
-    /// the text has them, which its dictionary forgets. The store reads
-    /// `values` so: a file it wrote lists `modified` in the same order, and
-    /// comparing the two lists pairs each key with its record without
-    /// hashing the keys again (``ChangeLog``).
+    /// ``parse(_:source:maxDepth:deferring:)``, which also gives where the
+    /// keys of the top-level member `ordered` (when it is an object) are, in
+    /// the order the text has them, which its dictionary forgets. The store
+    /// reads `values` so: a file it wrote lists `modified` in the same order,
+    /// and comparing the two lists' bytes pairs each key with its record
+    /// without hashing the keys again (``ChangeLog``).
     static func parseDocument(
         _ bytes: [UInt8], source: String, maxDepth: Int, deferring deferred: String,
         keyOrderOf ordered: String?
@@ -287,6 +313,20 @@ enum JSONText {
 
     // MARK: - Reading
 
+    /// The members of the object at `range` of `bytes`, which was checked
+    /// as JSON already, each with its value, in the order of the text
+    /// (duplicates kept); nil when the value there is no object. For a
+    /// reader that wants a few known members and no dictionary of them.
+    static func members(ofObjectAt range: Range<Int>, in bytes: UnsafeBufferPointer<UInt8>)
+        -> [(key: String, value: PreferenceValue)]?
+    {
+        guard range.lowerBound < range.upperBound, bytes[range.lowerBound] == UInt8(ascii: "{")
+        else { return nil }
+        var parser = Parser(
+            bytes: UnsafeBufferPointer(rebasing: bytes[range]), source: "", maxDepth: .max)
+        return try? parser.parseMembers()
+    }
+
     struct Parser {
         let bytes: UnsafeBufferPointer<UInt8>
         let source: String
@@ -297,13 +337,13 @@ enum JSONText {
         /// The top-level member whose object is checked but not built.
         var deferredName: String?
         /// That member's keys and value ranges, once it is read.
-        var deferredMembers: [(key: String, range: Range<Int>)]?
+        var deferredMembers: [DeferredMember]?
         /// The top-level member whose keys are kept in the order of the text.
         var orderedName: String?
         /// Set just before that member's object is parsed; the object clears it.
         var capturesNextObject = false
-        /// That member's keys, once it is read (nil when it is no object).
-        var orderedKeys: [String]?
+        /// That member's keys' literals, once it is read (nil when it is no object).
+        var orderedKeys: [Range<Int>]?
 
         init(bytes: UnsafeBufferPointer<UInt8>, source: String, maxDepth: Int) {
             self.bytes = bytes
@@ -383,13 +423,16 @@ enum JSONText {
             // objects share the one buffer, each above its parent's members.
             let first = members.count
             defer { members.removeSubrange(first...) }
+            var keyLiterals: [Range<Int>] = []
             while true {
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unexpected end of text in object") }
                 guard bytes[index] == UInt8(ascii: "\"") else {
                     throw error("expected a string key, found \(describe(bytes[index]))")
                 }
+                let keyStart = index
                 let key = try parseString()
+                if keepsOrder { keyLiterals.append(keyStart..<index) }
                 skipWhitespace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
                     throw error("expected ':' after key \"\(key)\"")
@@ -420,7 +463,7 @@ enum JSONText {
                     index += 1
                 } else if bytes[index] == UInt8(ascii: "}") {
                     index += 1
-                    if keepsOrder { orderedKeys = members[first...].map(\.0) }
+                    if keepsOrder { orderedKeys = keyLiterals }
                     var fields = [String: PreferenceValue](minimumCapacity: members.count - first)
                     // Last duplicate wins, as in most JSON readers.
                     for position in first..<members.count {
@@ -433,12 +476,47 @@ enum JSONText {
             }
         }
 
+        /// The members of the object at `index`, in the order of the text.
+        mutating func parseMembers() throws -> [(key: String, value: PreferenceValue)] {
+            index += 1
+            var found: [(key: String, value: PreferenceValue)] = []
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return found
+            }
+            while true {
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                    throw error("expected a string key")
+                }
+                let key = try parseString()
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                    throw error("expected ':' after key \"\(key)\"")
+                }
+                index += 1
+                skipWhitespace()
+                found.append((key, try parseValue(depth: 1)))
+                skipWhitespace()
+                guard index < bytes.count else { throw error("unexpected end of text in object") }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                } else if bytes[index] == UInt8(ascii: "}") {
+                    index += 1
+                    return found
+                } else {
+                    throw error("expected ',' or '}' in object")
+                }
+            }
+        }
+
         /// The members of the object at `index`: each key, and the range of
         /// its value, checked by ``skipValue(depth:)``.
-        private mutating func skimObject(depth: Int) throws -> [(key: String, range: Range<Int>)] {
+        private mutating func skimObject(depth: Int) throws -> [DeferredMember] {
             if depth > maxDepth { throw error("nested deeper than \(maxDepth) levels") }
             index += 1
-            var found: [(key: String, range: Range<Int>)] = []
+            var found: [DeferredMember] = []
             // Room for a small store's entries without growing.
             found.reserveCapacity(32)
             // The last value that ends at a delimiter of its own (an object,
@@ -455,9 +533,23 @@ enum JSONText {
                 guard bytes[index] == UInt8(ascii: "\"") else {
                     throw error("expected a string key, found \(describe(bytes[index]))")
                 }
-                let key = try parseString()
+                // The key is checked as `parseString()` checks it, but made
+                // a `String` only when it is not its text as it stands.
+                let keyStart = index
+                let (keyEnd, ascii) = plainRun(from: index + 1)
+                let literal = keyEnd < bytes.count && bytes[keyEnd] == UInt8(ascii: "\"")
+                if literal && ascii {
+                    index = keyEnd + 1
+                } else {
+                    _ = try parseString()
+                }
+                let quotedKey = keyStart..<index
                 skipWhitespace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                    let end = index
+                    index = keyStart
+                    let key = try parseString()
+                    index = end
                     throw error("expected ':' after key \"\(key)\"")
                 }
                 index += 1
@@ -482,7 +574,9 @@ enum JSONText {
                         checked = nil
                     }
                 }
-                found.append((key, start..<index))
+                found.append(
+                    DeferredMember(
+                        quotedKey: quotedKey, keyIsLiteral: literal, value: start..<index))
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unexpected end of text in object") }
                 if bytes[index] == UInt8(ascii: ",") {
