@@ -64,3 +64,119 @@ import Testing
         #expect(try Data(contentsOf: url) == before)
     }
 }
+
+/// `merge` stores many values in one step; what it stores, rolls back and
+/// refuses must be what setting each key in turn does.
+@Suite struct MutablePreferencesMergeTests {
+    private func imported(_ count: Int) -> [String: PreferenceValue] {
+        var values: [String: PreferenceValue] = [:]
+        for index in 0..<count { values["imported.\(index)"] = .string("value \(index)") }
+        return values
+    }
+
+    /// Into an empty store the dictionary is taken as it is: every key is
+    /// stored, in the file too, and each has its change record.
+    @Test func intoAnEmptyStoreEveryKeyIsStoredWithItsRecord() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        let values = imported(500)
+        try await store.edit { try $0.merge(values) }
+        #expect(store.snapshot.values == values)
+        let reopened = try await PreferencesStore(fileURL: url)
+        #expect(reopened.snapshot.values == values)
+        for key in ["imported.0", "imported.499"] {
+            #expect(reopened.snapshot.modification(forKey: key) != nil, "no record for \(key)")
+        }
+    }
+
+    /// Into a store with keys, the result, in memory and on disk, equals
+    /// setting each key in turn: new keys added, changed keys replaced,
+    /// others kept, and an equal value in another spelling left as stored.
+    @Test func intoAStoreWithKeysItEqualsSettingEachKey() async throws {
+        let directory = try TemporaryDirectory()
+        let merged = try await PreferencesStore(fileURL: directory.file("merged.json"))
+        let assigned = try await PreferencesStore(fileURL: directory.file("assigned.json"))
+        let start: [String: PreferenceValue] = [
+            "kept": 1, "changed": "old", "name": .string("caf\u{e9}"),
+        ]
+        let incoming: [String: PreferenceValue] = [
+            "changed": "new", "name": .string("cafe\u{301}"), "added": [1, 2], "null": .null,
+        ]
+        for store in [merged, assigned] {
+            try await store.edit { prefs in for (key, value) in start { prefs[raw: key] = value } }
+        }
+        try await merged.edit { try $0.merge(incoming) }
+        try await assigned.edit { prefs in
+            for (key, value) in incoming { prefs[raw: key] = value }
+        }
+        #expect(merged.snapshot.values == assigned.snapshot.values)
+        guard case .string(let name)? = merged.snapshot.values["name"] else {
+            Issue.record("name is gone: \(merged.snapshot.values)")
+            return
+        }
+        #expect(Array(name.utf8) == Array("caf\u{e9}".utf8), "the stored spelling stays")
+        let mergedFile = try String(contentsOf: directory.file("merged.json"), encoding: .utf8)
+        let assignedFile = try String(contentsOf: directory.file("assigned.json"), encoding: .utf8)
+        let valuesPart = { (text: String) in text.components(separatedBy: "\"values\"").last }
+        #expect(valuesPart(mergedFile) == valuesPart(assignedFile))
+    }
+
+    /// A key that cannot be stored fails the merge, naming the first such
+    /// key in byte order, and nothing of it is stored.
+    @Test func aKeyThatCannotBeStoredFailsTheMergeAndStoresNothing() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.edit { $0[raw: "kept"] = 1 }
+        let before = try Data(contentsOf: url)
+        var withBadKeys = imported(50)
+        withBadKeys["z\tlast"] = 1
+        withBadKeys["b\u{7F}first"] = 1
+        withBadKeys[""] = 1
+        let values = withBadKeys
+        for empty in [false, true] {
+            if empty { try await store.clear() }
+            let fileBefore = try Data(contentsOf: url)
+            await #expect {
+                try await store.edit { try $0.merge(values) }
+            } throws: { error in
+                guard case PreferencesError.invalidKey(let key, _) = error else { return false }
+                return key == ""
+            }
+            #expect(store.snapshot.values == (empty ? [:] : ["kept": 1]))
+            #expect(try Data(contentsOf: url) == fileBefore)
+            if !empty { #expect(fileBefore == before) }
+        }
+    }
+
+    /// In a group commit, a transform that merges and then throws is taken
+    /// back alone — into an empty store and into one with keys — while the
+    /// edits around it are stored.
+    @Test func aThrowingTransformThatMergedIsTakenBackAlone() async throws {
+        struct Refused: Error {}
+        for startEmpty in [true, false] {
+            let directory = try TemporaryDirectory()
+            let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
+            if !startEmpty { try await store.edit { $0[raw: "kept"] = "old" } }
+            let before = store.snapshot.values
+            let values = imported(200)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    await #expect(throws: Refused.self) {
+                        try await store.edit { prefs in
+                            try prefs.merge(values)
+                            prefs[raw: "kept"] = "changed"
+                            throw Refused()
+                        }
+                    }
+                }
+                group.addTask { try await store.edit { $0[raw: "other"] = 2 } }
+                try await group.waitForAll()
+            }
+            var expected = before
+            expected["other"] = 2
+            #expect(store.snapshot.values == expected, "starting empty: \(startEmpty)")
+        }
+    }
+}

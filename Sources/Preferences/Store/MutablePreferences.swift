@@ -41,6 +41,10 @@ public struct MutablePreferences: Sendable {
         var reportCount: Int
     }
     private var journal: Journal?
+    /// Whether `storage` is still the snapshot's dictionary, unchanged: then
+    /// a transform keeps it for its rollback at no cost (the first change
+    /// copies it either way), and logs no key.
+    private var storageIsSnapshot = true
 
     init(snapshot: PreferencesSnapshot, limits: PreferencesLimits) {
         self.storage = snapshot.values
@@ -55,6 +59,7 @@ public struct MutablePreferences: Sendable {
         set {
             keepEverythingForRollback()
             storage = newValue
+            storageIsSnapshot = false
             changed = true
         }
     }
@@ -74,6 +79,7 @@ public struct MutablePreferences: Sendable {
         // One lookup stores the value and gives the earlier one back: a new
         // key (all of them in an import) is hashed and looked for once.
         let earlier: PreferenceValue?
+        storageIsSnapshot = false
         if let value {
             earlier = storage.updateValue(value, forKey: name)
             if let earlier, earlier == value {
@@ -94,6 +100,7 @@ public struct MutablePreferences: Sendable {
 
     mutating func beginTransform() {
         journal = Journal(version: version, changed: changed, reportCount: reports.count)
+        if storageIsSnapshot { journal?.everything = storage }
     }
 
     mutating func rollBackTransform() {
@@ -175,6 +182,45 @@ public struct MutablePreferences: Sendable {
     public mutating func removeAll() {
         if storage.isEmpty { return }
         values = [:]
+    }
+
+    /// Stores each of `values` under its key, as setting
+    /// `self[raw: key] = value` for each would, in one step.
+    ///
+    /// An import of thousands of keys into an empty store takes the
+    /// dictionary as it is, without looking up or hashing any key again;
+    /// into a store with keys, the room for all of them is made once.
+    ///
+    /// ```swift
+    /// let contents = try LegacyReader.read(.properties, at: url)
+    /// try await store.edit { try $0.merge(contents.values) }
+    /// ```
+    ///
+    /// - Throws: ``PreferencesError/invalidKey(key:reason:)`` for a key that
+    ///   cannot be stored (the first such key in byte order); nothing is
+    ///   changed then.
+    public mutating func merge(_ values: [String: PreferenceValue]) throws {
+        var invalid: (key: String, problem: String)?
+        for key in values.keys {
+            guard let problem = limits.problem(withKey: key) else { continue }
+            if let earlier = invalid, !key.utf8.lexicographicallyPrecedes(earlier.key.utf8) {
+                continue
+            }
+            invalid = (key, problem)
+        }
+        if let invalid {
+            throw PreferencesError.invalidKey(key: invalid.key, reason: invalid.problem)
+        }
+        if values.isEmpty { return }
+        if storage.isEmpty {
+            keepEverythingForRollback()
+            storage = values
+            storageIsSnapshot = false
+            changed = true
+            return
+        }
+        storage.reserveCapacity(storage.count + values.count)
+        for (name, value) in values { assign(name, value) }
     }
 
     /// Sets a value by key name, converting from any `Codable` value.

@@ -35,10 +35,11 @@ public struct PreferencesLimits: Sendable, Equatable {
         }
         // C0 controls and DEL are single bytes in UTF-8; C1 controls
         // (U+0080 to U+009F) are 0xC2 followed by 0x80 to 0x9F.
+        // Most keys are printable ASCII, checked eight bytes at a time.
         let control =
             key.utf8.withContiguousStorageIfAvailable { bytes in
                 var previous: UInt8 = 0
-                for byte in bytes {
+                for byte in bytes[ByteScan.printableASCIIPrefix(bytes)...] {
                     if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte < 0xA0) {
                         return true
                     }

@@ -11,6 +11,28 @@ enum ByteScan {
         return ~(((zeroed & lows) &+ lows) | zeroed | lows)
     }
 
+    /// How many bytes at the start of `bytes` are printable ASCII (0x20 to
+    /// 0x7E), counted eight at a time: a caller looking for control
+    /// characters need look at the rest only. Stops at the first word
+    /// holding any other byte, so the count is a multiple of eight or all
+    /// of `bytes`.
+    static func printableASCIIPrefix(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        let raw = UnsafeRawBufferPointer(bytes)
+        var offset = 0
+        while offset + 8 <= raw.count {
+            let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            // A byte below 0x20 borrows into its high bit; a byte of 0x7F or
+            // more has its high bit set once one is added (or already). A
+            // borrow or carry between bytes comes only from such a byte.
+            let below = (word &- 0x2020_2020_2020_2020) & ~word
+            let above = (word &+ ones) | word
+            if (below | above) & ~lows != 0 { return offset }
+            offset += 8
+        }
+        while offset < raw.count, raw[offset] >= 0x20, raw[offset] < 0x7F { offset += 1 }
+        return offset
+    }
+
     /// Whether `bytes` holds `byte`.
     static func contains(_ bytes: UnsafeBufferPointer<UInt8>, _ byte: UInt8) -> Bool {
         let raw = UnsafeRawBufferPointer(bytes)

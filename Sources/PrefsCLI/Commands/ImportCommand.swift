@@ -45,17 +45,14 @@ enum ImportCommand {
 
         let store = try await context.openStore()
         let (imported, skipped) = try await store.edit { preferences in
-            var imported = 0
-            var skipped = 0
-            for key in selected.keys.sortedByBytes() {
-                if !overwrite, preferences[raw: key] != nil {
-                    skipped += 1
-                    continue
-                }
-                preferences[raw: key] = selected[key]
-                imported += 1
+            // Into an empty store, or with --overwrite, every key goes in as
+            // it is, in one step; otherwise the keys already stored stay.
+            var added = selected
+            if !overwrite && !preferences.values.isEmpty {
+                added = selected.filter { preferences[raw: $0.key] == nil }
             }
-            return (imported, skipped)
+            try preferences.merge(added)
+            return (added.count, selected.count - added.count)
         }
         var summary = "imported \(imported) \(imported == 1 ? "key" : "keys") from \(source.path)"
         if skipped > 0 {
