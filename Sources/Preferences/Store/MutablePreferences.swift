@@ -41,6 +41,10 @@ public struct MutablePreferences: Sendable {
         var reportCount: Int
     }
     private var journal: Journal?
+    /// The log's array from the last transform that succeeded, emptied:
+    /// the next transform logs into it, so a batch of edits allocates the
+    /// log once instead of once per edit.
+    private var spareEntries: [(String, PreferenceValue?)] = []
     /// Whether `storage` is still the snapshot's dictionary, unchanged: then
     /// a transform keeps it for its rollback at no cost (the first change
     /// copies it either way), and logs no key.
@@ -99,7 +103,10 @@ public struct MutablePreferences: Sendable {
     }
 
     mutating func beginTransform() {
-        journal = Journal(version: version, changed: changed, reportCount: reports.count)
+        var entries: [(String, PreferenceValue?)] = []
+        swap(&entries, &spareEntries)
+        journal = Journal(
+            entries: entries, version: version, changed: changed, reportCount: reports.count)
         if storageIsSnapshot { journal?.everything = storage }
     }
 
@@ -118,7 +125,11 @@ public struct MutablePreferences: Sendable {
     }
 
     mutating func endTransform() {
+        guard var entries = journal?.entries else { return }
         journal = nil
+        // The only reference now, so emptying keeps the buffer.
+        entries.removeAll(keepingCapacity: true)
+        spareEntries = entries
     }
 
     var snapshot: PreferencesSnapshot {

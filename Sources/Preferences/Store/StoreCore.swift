@@ -569,6 +569,9 @@ final class StoreCore: Sendable {
             }
             dropped?.complete(.failure(CancellationError()))
         }
+        // A `Void` result (`set`, `remove`, `clear`, most edits) needs no
+        // cast: `()` is the only value there is.
+        if Value.self == Void.self { return unsafeBitCast((), to: Value.self) }
         // `apply` returned a `Value`, boxed as `any Sendable` on the way.
         guard let value = result as? Value else { throw CancellationError() }
         return value
