@@ -103,7 +103,8 @@ struct ConcurrentProfile {
                 print("round \(round): \(format(nanoseconds: Double(end - start)))")
                 continue
             }
-            let applied = timeline.applied.withLock { $0 }.sorted()
+            let appliedByTask = timeline.applied.withLock { $0 }
+            let applied = appliedByTask.sorted()
             let returned = timeline.returned.withLock { $0 }
             var batches: [Int] = [1]
             var writes: [UInt64] = []
@@ -120,8 +121,12 @@ struct ConcurrentProfile {
             let first = applied.first ?? start
             let lastReturn = returned.max() ?? end
             let lastApplied = applied.last ?? end
-            // The last write ends about when the first of its edits returns.
-            let lastWritten = returned.filter { $0 > lastApplied }.min() ?? lastReturn
+            // The last write ends about when the first of its own edits
+            // returns (edits of the batch before may still be returning).
+            let lastBatchStart = applied[applied.count - batches[batches.count - 1]]
+            let lastWritten =
+                zip(appliedByTask, returned).filter { $0.0 >= lastBatchStart }.map(\.1).min()
+                ?? lastReturn
             let spans = [
                 "to first transform \(format(nanoseconds: Double(first - start)))",
                 "writes between batches \(writes.map { format(nanoseconds: Double($0)) })",
