@@ -62,6 +62,7 @@ func runBench() async throws {
         var mode = ConcurrentProfile.Mode.timeline
         if arguments.contains("--baseline") { mode = .baseline }
         if arguments.contains("--plain") { mode = .plain }
+        if arguments.contains("--serial") { mode = .serial }
         if let held = arguments.firstIndex(of: "--held") {
             let milliseconds = arguments.indices.contains(held + 1) ? Int(arguments[held + 1]) : nil
             mode = .held(milliseconds: milliseconds ?? 50)

@@ -26,6 +26,9 @@ struct ConcurrentProfile {
     enum Mode {
         case timeline, plain, baseline
         case held(milliseconds: Int)
+        /// Each round is 50 `edit`s one after another on the 1,020-key
+        /// store: 50 writes of one edit each, as P3's first write of a round.
+        case serial
     }
 
     let cases: Cases
@@ -52,6 +55,11 @@ struct ConcurrentProfile {
         let store = try await PreferencesStore(fileURL: url)
         var totals: [Double] = []
         var writeCounts: [Int] = []
+        if case .serial = mode {
+            try await store.edit { prefs in
+                for index in 0..<1000 { prefs[raw: "c\(index)"] = .int(-1) }
+            }
+        }
         for round in 0..<rounds {
             let timeline = Timeline(count: 1000)
             var gate: DispatchSemaphore?
@@ -69,10 +77,17 @@ struct ConcurrentProfile {
                 gate = held
             }
             let start = now()
+            if case .serial = mode {
+                for index in 0..<50 {
+                    try await store.edit { $0[raw: "c\(index)"] = .int(Int64(round)) }
+                }
+                print("round \(round): \(format(nanoseconds: Double(now() - start)))")
+                continue
+            }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<1000 {
                     switch mode {
-                    case .plain, .held:
+                    case .plain, .held, .serial:
                         group.addTask {
                             try await store.edit { $0[raw: "c\(index)"] = .int(Int64(round)) }
                         }
