@@ -45,6 +45,12 @@ public struct MutablePreferences: Sendable {
     /// the next transform logs into it, so a batch of edits allocates the
     /// log once instead of once per edit.
     private var spareEntries: [(String, PreferenceValue?)] = []
+    /// The keys that single-key changes have changed so far (a key may be
+    /// listed twice, or changed back since), so that the writer finds what
+    /// differs from the snapshot without comparing every stored value. nil
+    /// once the whole dictionary was replaced, or once so many keys changed
+    /// that comparing everything costs about the same.
+    private(set) var changedKeys: [String]? = []
     /// Whether `storage` is still the snapshot's dictionary, unchanged: then
     /// a transform keeps it for its rollback at no cost (the first change
     /// copies it either way), and logs no key.
@@ -65,6 +71,7 @@ public struct MutablePreferences: Sendable {
             storage = newValue
             storageIsSnapshot = false
             changed = true
+            changedKeys = nil
         }
     }
 
@@ -100,6 +107,13 @@ public struct MutablePreferences: Sendable {
             journal?.entries.append((name, earlier))
         }
         changed = true
+        if let count = changedKeys?.count {
+            if count < 64 || count < storage.count / 8 {
+                changedKeys?.append(name)
+            } else {
+                changedKeys = nil
+            }
+        }
     }
 
     mutating func beginTransform() {
@@ -228,6 +242,7 @@ public struct MutablePreferences: Sendable {
             storage = values
             storageIsSnapshot = false
             changed = true
+            changedKeys = nil
             return
         }
         storage.reserveCapacity(storage.count + values.count)

@@ -617,15 +617,22 @@ final class StoreCore: Sendable {
                             outcomes[index] = .failure(error)
                         }
                     }
+                    // The keys whose value differs from `base`, from the few
+                    // the batch changed, where it knows them: then neither the
+                    // check below nor the change records compare every value.
+                    let changedKeys = working.changedKeys.map { keys in
+                        keys.filter { working.values[$0] != base.values[$0] }
+                    }
                     // S5: an edit that changes nothing writes nothing.
                     if working.version == base.version
-                        && (!working.changed || working.values == base.values)
+                        && (!working.changed
+                            || (changedKeys.map(\.isEmpty) ?? (working.values == base.values)))
                     {
                         return
                     }
                     let document = StoreDocument(
                         editing: base, values: working.values, version: working.version,
-                        stamp: .now())
+                        stamp: .now(), changedKeys: changedKeys)
                     let bytes = try document.encode(file: storage.location, limits: limits)
                     if let written = try storage.write(bytes, ifRevision: revision) {
                         publish(document, revision: written, knownChanged: true)
