@@ -57,3 +57,30 @@ import Testing
         #expect(ContentHash.of([]) != ContentHash.of([0]))
     }
 }
+
+/// A file revision's text, written digit by digit, reads as the numbers
+/// it is made of, at their extremes too.
+@Suite struct RevisionTokenTests {
+    @Test func numbersAreWrittenAsSwiftPrintsThem() {
+        let unsigned: [UInt64] = [0, 1, 9, 10, 99, 100, 12_345, UInt64(Int64.max), .max]
+        let signed: [Int64] = [0, -1, 7, -10, 1_000_000_007, .min, .max]
+        var token = RevisionToken()
+        var expected = ""
+        for value in unsigned {
+            token.append(decimal: value)
+            token.append("-")
+            token.append(hex: value)
+            token.append(".")
+            expected += "\(value)-\(String(value, radix: 16))."
+        }
+        #expect(token.string == expected)
+        var signedToken = RevisionToken()
+        var signedExpected = ""
+        for value in signed {
+            signedToken.append(signed: value)
+            signedToken.append("/")
+            signedExpected += "\(value)/"
+        }
+        #expect(signedToken.string == signedExpected)
+    }
+}

@@ -154,9 +154,30 @@ public final class FileStorage: PreferencesStorage {
     private func revision(generation: UInt64, stamp: Platform.FileStamp, hash: UInt64)
         -> StorageRevision
     {
-        StorageRevision(
-            "g\(generation)-\(stamp.device)-\(stamp.inode)-\(stamp.size)-\(stamp.modifiedSeconds).\(stamp.modifiedNanoseconds)-\(stamp.changedSeconds).\(stamp.changedNanoseconds)-\(String(hash, radix: 16))"
-        )
+        // "g<generation>-<device>-<inode>-<size>-<mtime>-<ctime>-<hash>",
+        // written digit by digit into one buffer: a write and a look each
+        // make one, and string interpolation of eight numbers cost several
+        // thousand instructions.
+        var token = RevisionToken()
+        token.append("g")
+        token.append(decimal: generation)
+        token.append("-")
+        token.append(decimal: stamp.device)
+        token.append("-")
+        token.append(decimal: stamp.inode)
+        token.append("-")
+        token.append(signed: stamp.size)
+        token.append("-")
+        token.append(signed: stamp.modifiedSeconds)
+        token.append(".")
+        token.append(signed: stamp.modifiedNanoseconds)
+        token.append("-")
+        token.append(signed: stamp.changedSeconds)
+        token.append(".")
+        token.append(signed: stamp.changedNanoseconds)
+        token.append("-")
+        token.append(hex: hash)
+        return StorageRevision(token.string)
     }
 
     private func generation(lockPath: String) -> UInt64 {
@@ -403,6 +424,69 @@ public final class FileStorage: PreferencesStorage {
     /// Watches the file's directory (inotify, kqueue, or polling).
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
         try FileWatcher.start(path: path, onChange: onChange)
+    }
+}
+
+/// The text of a file revision, built in a fixed buffer: eight numbers of at
+/// most 20 digits and a sign each, and their separators, fit in 192 bytes.
+struct RevisionToken {
+    private var bytes:
+        (
+            UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+            UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+            UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64
+        ) = (
+            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+        )
+    private var count = 0
+
+    mutating func append(_ character: Unicode.Scalar) {
+        put(UInt8(ascii: character))
+    }
+
+    mutating func append(decimal value: UInt64) {
+        // Digits come out last first: count them, then fill from the right.
+        var digits = 1
+        var rest = value / 10
+        while rest > 0 {
+            digits += 1
+            rest /= 10
+        }
+        var remaining = value
+        for offset in stride(from: digits - 1, through: 0, by: -1) {
+            put(UInt8(ascii: "0") + UInt8(remaining % 10), at: count + offset)
+            remaining /= 10
+        }
+        count += digits
+    }
+
+    mutating func append(signed value: Int64) {
+        if value < 0 { put(UInt8(ascii: "-")) }
+        append(decimal: value.magnitude)
+    }
+
+    mutating func append(hex value: UInt64) {
+        let digits = max(1, (64 - value.leadingZeroBitCount + 3) / 4)
+        for index in 0..<digits {
+            let nibble = UInt8(truncatingIfNeeded: value >> UInt64(4 * (digits - 1 - index))) & 0xF
+            put(nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10)
+        }
+    }
+
+    var string: String {
+        withUnsafeBytes(of: bytes) { raw in
+            String(decoding: UnsafeRawBufferPointer(rebasing: raw[..<count]), as: UTF8.self)
+        }
+    }
+
+    private mutating func put(_ byte: UInt8) {
+        put(byte, at: count)
+        count += 1
+    }
+
+    private mutating func put(_ byte: UInt8, at offset: Int) {
+        precondition(offset < 192, "a revision token is at most 192 bytes")
+        withUnsafeMutableBytes(of: &bytes) { $0[offset] = byte }
     }
 }
 
