@@ -56,6 +56,21 @@ func runBench() async throws {
         exit(0)
     }
 
+    if let position = arguments.firstIndex(of: "--profile-concurrent") {
+        let count =
+            arguments.indices.contains(position + 1) ? Int(arguments[position + 1]) ?? 7 : 7
+        var mode = ConcurrentProfile.Mode.timeline
+        if arguments.contains("--baseline") { mode = .baseline }
+        if arguments.contains("--plain") { mode = .plain }
+        if arguments.contains("--serial") { mode = .serial }
+        if let held = arguments.firstIndex(of: "--held") {
+            let milliseconds = arguments.indices.contains(held + 1) ? Int(arguments[held + 1]) : nil
+            mode = .held(milliseconds: milliseconds ?? 50)
+        }
+        try await ConcurrentProfile(cases: cases, rounds: count, mode: mode).run()
+        exit(0)
+    }
+
     if arguments.contains("--scaling") {
         let chart = arguments.firstIndex(of: "--chart").flatMap {
             arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil

@@ -6,6 +6,7 @@
 //   swift run -c release prefs-bench --scaling [--chart scaling.svg]
 //   swift run -c release prefs-bench --profile-cold 2000   (for a profiler)
 //   swift run -c release prefs-bench --profile-import 10   (P7 imports, for a profiler)
+//   swift run -c release prefs-bench --profile-concurrent 7 [--plain|--baseline|--held MS|--serial]   (P3 rounds taken apart)
 import Foundation
 
 // The run is a task the main thread waits for. With `await` at the top

@@ -181,6 +181,66 @@ struct ChangeLog: Sendable {
         self.init(keys: values.keys, indices: indices, records: records)
     }
 
+    /// The same log as ``init(editing:baseValues:values:stamp:)``, built
+    /// from `base` by changing only the entries of `changedKeys` — the keys
+    /// whose value differs between `baseValues` and `values` (added,
+    /// changed or removed; a key may appear twice) — so a small edit of a
+    /// large store costs in proportion to the edit and to the keys `base`
+    /// lists, not to the store. nil where that shortcut does not apply (the
+    /// shared record would change, or `base` lists a key that is not
+    /// stored): the caller then builds the log in full.
+    init?(
+        editing base: ChangeLog, baseValues: [String: PreferenceValue],
+        values: [String: PreferenceValue], changedKeys: [String], stamp: ChangeRecord
+    ) {
+        if baseValues.isEmpty { return nil }
+        var records = base.records
+        let stampIndex = Int32(records.count)
+        records.append(stamp)
+        var others = base.others
+        for key in changedKeys {
+            others[key] = values[key] == nil ? nil : stampIndex
+        }
+        // Keys not listed have the shared record (or none); count each
+        // record's keys from the list alone, which needs every listed key
+        // to be stored.
+        var counts = [Int](repeating: 0, count: records.count)
+        var withNone = 0
+        for (key, index) in others {
+            guard values[key] != nil else { return nil }
+            if index == Self.none { withNone += 1 } else { counts[Int(index)] += 1 }
+        }
+        let unlisted = values.count - others.count
+        if let shared = base.shared {
+            counts[Int(shared)] += unlisted
+        } else {
+            withNone += unlisted
+        }
+        // The most frequent record, as the full build chooses it; it must be
+        // the shared one still, or every key would need looking at.
+        var best: Int32?
+        var bestCount = withNone
+        for (index, count) in counts.enumerated() where count > 0 && count >= bestCount {
+            (best, bestCount) = (Int32(index), count)
+        }
+        guard best == base.shared else { return nil }
+        // Keep used records only, renumbered in their first order.
+        var renumbered = [Int32](repeating: Self.none, count: records.count)
+        var kept: [ChangeRecord] = []
+        for (index, count) in counts.enumerated() where count > 0 {
+            renumbered[index] = Int32(kept.count)
+            kept.append(records[index])
+        }
+        if kept.count != records.count {
+            for (key, index) in others where index != Self.none {
+                others[key] = renumbered[Int(index)]
+            }
+        }
+        self.records = kept
+        self.shared = best.map { renumbered[Int($0)] }
+        self.others = others
+    }
+
     /// Chooses the record most keys have as the shared one, lists the
     /// other keys, and keeps only the records some key refers to.
     private init<Values: Collection<String>>(

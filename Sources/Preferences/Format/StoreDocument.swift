@@ -45,13 +45,24 @@ struct StoreDocument: Sendable, Equatable {
     /// The document an edit of `base` writes: `values` and `version`, with
     /// `stamp` on every key whose value changed, the earlier records of the
     /// keys that did not, none for removed keys, and `base`'s other members.
+    ///
+    /// `changedKeys`, when the caller knows them, are the keys whose value
+    /// differs between `base` and `values`; the change records are then
+    /// worked out from those keys alone where that gives the same log.
     init(
         editing base: PreferencesSnapshot, values: [String: PreferenceValue], version: Int,
-        stamp: PreferenceModification
+        stamp: PreferenceModification, changedKeys: [String]? = nil
     ) {
-        let modifications = ChangeLog(
-            editing: base.modifications, baseValues: base.values, values: values,
-            stamp: ChangeRecord(stamp))
+        let record = ChangeRecord(stamp)
+        let modifications =
+            changedKeys.flatMap {
+                ChangeLog(
+                    editing: base.modifications, baseValues: base.values, values: values,
+                    changedKeys: $0, stamp: record)
+            }
+            ?? ChangeLog(
+                editing: base.modifications, baseValues: base.values, values: values,
+                stamp: record)
         self.init(
             values: values, version: version, modifications: modifications,
             otherMembers: base.otherMembers)

@@ -41,6 +41,16 @@ public struct MutablePreferences: Sendable {
         var reportCount: Int
     }
     private var journal: Journal?
+    /// The log's array from the last transform that succeeded, emptied:
+    /// the next transform logs into it, so a batch of edits allocates the
+    /// log once instead of once per edit.
+    private var spareEntries: [(String, PreferenceValue?)] = []
+    /// The keys that single-key changes have changed so far (a key may be
+    /// listed twice, or changed back since), so that the writer finds what
+    /// differs from the snapshot without comparing every stored value. nil
+    /// once the whole dictionary was replaced, or once so many keys changed
+    /// that comparing everything costs about the same.
+    private(set) var changedKeys: [String]? = []
     /// Whether `storage` is still the snapshot's dictionary, unchanged: then
     /// a transform keeps it for its rollback at no cost (the first change
     /// copies it either way), and logs no key.
@@ -61,6 +71,7 @@ public struct MutablePreferences: Sendable {
             storage = newValue
             storageIsSnapshot = false
             changed = true
+            changedKeys = nil
         }
     }
 
@@ -96,10 +107,20 @@ public struct MutablePreferences: Sendable {
             journal?.entries.append((name, earlier))
         }
         changed = true
+        if let count = changedKeys?.count {
+            if count < 64 || count < storage.count / 8 {
+                changedKeys?.append(name)
+            } else {
+                changedKeys = nil
+            }
+        }
     }
 
     mutating func beginTransform() {
-        journal = Journal(version: version, changed: changed, reportCount: reports.count)
+        var entries: [(String, PreferenceValue?)] = []
+        swap(&entries, &spareEntries)
+        journal = Journal(
+            entries: entries, version: version, changed: changed, reportCount: reports.count)
         if storageIsSnapshot { journal?.everything = storage }
     }
 
@@ -118,7 +139,11 @@ public struct MutablePreferences: Sendable {
     }
 
     mutating func endTransform() {
+        guard var entries = journal?.entries else { return }
         journal = nil
+        // The only reference now, so emptying keeps the buffer.
+        entries.removeAll(keepingCapacity: true)
+        spareEntries = entries
     }
 
     var snapshot: PreferencesSnapshot {
@@ -217,6 +242,7 @@ public struct MutablePreferences: Sendable {
             storage = values
             storageIsSnapshot = false
             changed = true
+            changedKeys = nil
             return
         }
         storage.reserveCapacity(storage.count + values.count)

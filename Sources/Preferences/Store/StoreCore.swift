@@ -569,6 +569,9 @@ final class StoreCore: Sendable {
             }
             dropped?.complete(.failure(CancellationError()))
         }
+        // A `Void` result (`set`, `remove`, `clear`, most edits) needs no
+        // cast: `()` is the only value there is.
+        if Value.self == Void.self { return unsafeBitCast((), to: Value.self) }
         // `apply` returned a `Value`, boxed as `any Sendable` on the way.
         guard let value = result as? Value else { throw CancellationError() }
         return value
@@ -586,7 +589,8 @@ final class StoreCore: Sendable {
             }
             if batch.isEmpty { return }
             let outcomes = commit(batch)
-            for (edit, outcome) in zip(batch, outcomes) { edit.complete(outcome) }
+            // By index: no copy of each edit and its outcome on the way.
+            for index in batch.indices { batch[index].complete(outcomes[index]) }
         }
     }
 
@@ -613,15 +617,22 @@ final class StoreCore: Sendable {
                             outcomes[index] = .failure(error)
                         }
                     }
+                    // The keys whose value differs from `base`, from the few
+                    // the batch changed, where it knows them: then neither the
+                    // check below nor the change records compare every value.
+                    let changedKeys = working.changedKeys.map { keys in
+                        keys.filter { working.values[$0] != base.values[$0] }
+                    }
                     // S5: an edit that changes nothing writes nothing.
                     if working.version == base.version
-                        && (!working.changed || working.values == base.values)
+                        && (!working.changed
+                            || (changedKeys.map(\.isEmpty) ?? (working.values == base.values)))
                     {
                         return
                     }
                     let document = StoreDocument(
                         editing: base, values: working.values, version: working.version,
-                        stamp: .now())
+                        stamp: .now(), changedKeys: changedKeys)
                     let bytes = try document.encode(file: storage.location, limits: limits)
                     if let written = try storage.write(bytes, ifRevision: revision) {
                         publish(document, revision: written, knownChanged: true)

@@ -1,0 +1,161 @@
+import Foundation
+import Preferences
+import Synchronization
+
+/// `--profile-concurrent N`: P3's rounds, taken apart.
+///
+/// Each round is the work P3 measures — 1,000 child tasks, each one
+/// `edit` of its own key — with each transform noting when it ran and each
+/// task noting when its `edit` returned. Transforms run one after another on
+/// the store's queue, a batch at a time, and a batch's durable write takes
+/// at least one fsync (hundreds of microseconds), so a pause of more than
+/// ``batchGap`` between two transforms is a write. Per round it prints the
+/// number of writes, their batch sizes, how long each write took, and how
+/// the round's time splits into: starting the tasks until the first
+/// transform, the writes, and the last write until the last `edit` returned.
+///
+/// With `--plain`, the rounds are exactly P3's, with no notes taken (for
+/// instruction counts with valgrind's callgrind: take the difference of two
+/// runs with different round counts). With `--baseline`, the tasks do no
+/// edit: what the task group alone costs, to subtract. With `--held MS`,
+/// an edit that changes nothing (so writes nothing) holds the store's queue
+/// while the 1,000 edits are queued and for MS milliseconds more, so each
+/// round is exactly one write of all 1,000: instruction counts per round
+/// that do not depend on how the threads happened to interleave. With
+/// `--serial`, each round is 50 one-edit writes on the 1,020-key store (the
+/// cost of P3's first write of a round, which carries one edit).
+struct ConcurrentProfile {
+    enum Mode {
+        case timeline, plain, baseline
+        case held(milliseconds: Int)
+        /// Each round is 50 `edit`s one after another on the 1,020-key
+        /// store: 50 writes of one edit each, as P3's first write of a round.
+        case serial
+    }
+
+    let cases: Cases
+    let rounds: Int
+    let mode: Mode
+
+    /// A pause between two transforms longer than this is taken as a write.
+    static let batchGap: UInt64 = 150_000
+
+    /// When each transform ran and each `edit` returned, by task index.
+    final class Timeline: Sendable {
+        let applied = Mutex<[UInt64]>([])
+        let returned = Mutex<[UInt64]>([])
+
+        init(count: Int) {
+            applied.withLock { $0 = Array(repeating: 0, count: count) }
+            returned.withLock { $0 = Array(repeating: 0, count: count) }
+        }
+    }
+
+    func run() async throws {
+        let url = cases.file("profile-p3.json")
+        try await cases.seed(url, twentyValues())
+        let store = try await PreferencesStore(fileURL: url)
+        var totals: [Double] = []
+        var writeCounts: [Int] = []
+        if case .serial = mode {
+            try await store.edit { prefs in
+                for index in 0..<1000 { prefs[raw: "c\(index)"] = .int(-1) }
+            }
+        }
+        for round in 0..<rounds {
+            let timeline = Timeline(count: 1000)
+            var gate: DispatchSemaphore?
+            var holder: Task<Void, any Error>?
+            if case .held = mode {
+                let (started, running) = AsyncStream<Void>.makeStream()
+                let held = DispatchSemaphore(value: 0)
+                // Blocks the store's queue (a dispatch thread, not Swift's pool).
+                holder = Task {
+                    try await store.edit { _ in
+                        running.yield(); held.wait()
+                    }
+                }
+                for await _ in started { break }
+                gate = held
+            }
+            let start = now()
+            if case .serial = mode {
+                for index in 0..<50 {
+                    try await store.edit { $0[raw: "c\(index)"] = .int(Int64(round)) }
+                }
+                print("round \(round): \(format(nanoseconds: Double(now() - start)))")
+                continue
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<1000 {
+                    switch mode {
+                    case .plain, .held, .serial:
+                        group.addTask {
+                            try await store.edit { $0[raw: "c\(index)"] = .int(Int64(round)) }
+                        }
+                    case .baseline:
+                        group.addTask {}
+                    case .timeline:
+                        group.addTask {
+                            try await store.edit {
+                                $0[raw: "c\(index)"] = .int(Int64(round))
+                                let at = now()
+                                timeline.applied.withLock { $0[index] = at }
+                            }
+                            let at = now()
+                            timeline.returned.withLock { $0[index] = at }
+                        }
+                    }
+                }
+                if case .held(let milliseconds) = mode {
+                    try await Task.sleep(for: .milliseconds(milliseconds))
+                    gate?.signal()
+                }
+                try await group.waitForAll()
+            }
+            try await holder?.value
+            let end = now()
+            totals.append(Double(end - start))
+            guard case .timeline = mode else {
+                print("round \(round): \(format(nanoseconds: Double(end - start)))")
+                continue
+            }
+            let appliedByTask = timeline.applied.withLock { $0 }
+            let applied = appliedByTask.sorted()
+            let returned = timeline.returned.withLock { $0 }
+            var batches: [Int] = [1]
+            var writes: [UInt64] = []
+            for position in 1..<applied.count {
+                let gap = applied[position] - applied[position - 1]
+                if gap > Self.batchGap {
+                    batches.append(1)
+                    writes.append(gap)
+                } else {
+                    batches[batches.count - 1] += 1
+                }
+            }
+            writeCounts.append(batches.count)
+            let first = applied.first ?? start
+            let lastReturn = returned.max() ?? end
+            let lastApplied = applied.last ?? end
+            // The last write ends about when the first of its own edits
+            // returns (edits of the batch before may still be returning).
+            let lastBatchStart = applied[applied.count - batches[batches.count - 1]]
+            let lastWritten =
+                zip(appliedByTask, returned).filter { $0.0 >= lastBatchStart }.map(\.1).min()
+                ?? lastReturn
+            let spans = [
+                "to first transform \(format(nanoseconds: Double(first - start)))",
+                "writes between batches \(writes.map { format(nanoseconds: Double($0)) })",
+                "last write \(format(nanoseconds: Double(lastWritten - lastApplied)))",
+                "then returns for \(format(nanoseconds: Double(lastReturn - lastWritten)))",
+            ]
+            print(
+                "round \(round): \(format(nanoseconds: Double(end - start))), \(batches.count) writes, batches \(batches); "
+                    + spans.joined(separator: "; "))
+        }
+        print(
+            "median round \(format(nanoseconds: median(totals)))"
+                + (writeCounts.isEmpty ? "" : ", writes per round \(writeCounts)"))
+    }
+}
