@@ -203,13 +203,13 @@ import Testing
     /// Entries that repeat the bytes of the entry before are only compared
     /// with it; values that merely start alike (a number and a longer one,
     /// a record and a longer record) must still be read in full.
+    /// Kept short: every byte of it is replaced in turn.
     static let repeating = Array(
         #"""
-        {"format": 1, "values": {"a": 1},
-         "modified": {"a": {"at": "t", "by": "b", "program": "p"}, "b": {"at": "t", "by": "b", "program": "p"},
-                      "c": {"at": "t", "by": "b", "program": "p"}, "d": {"at": "t", "by": "b", "program": "p", "x": 1},
-                      "e": 12, "f": 123, "g": 12, "h": "s", "i": "s", "j": "st", "k": [1, [2]], "l": [1, [2]],
-                      "m": [1, [2]], "n": {"at": "t", "by": "b", "program": "p"}}}
+        {"modified": {"a": {"at": "t", "b": [1]}, "b": {"at": "t", "b": [1]},
+          "c": {"at": "t", "b": [1]}, "d": {"at": "t", "b": [1], "x": 1},
+          "e": 12, "f": 123, "g": 12, "h": "s", "i": "s", "j": "st", "k": [1, [2]], "l": [1, [2]],
+          "m": [1, [2]], "n": {"at": "t", "b": [1]}}}
         """#.utf8)
 
     @Test func repeatedEntriesReadTheSame() throws {
@@ -238,7 +238,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ["}", "]", "\"", "\\", ":", ",", "x", "\u{01}", "\u{FF}", "9", "{", " "])
+    /// The bytes that move where a value ends or make it invalid.
+    @Test(arguments: ["}", "]", "\"", ",", "9", "\u{FF}"])
     func everyReplacedByteOfRepeatedEntriesReadsOrFailsTheSame(replacement: String) {
         let byte: UInt8 = replacement == "\u{FF}" ? 0xFF : Array(replacement.utf8)[0]
         for position in Self.repeating.indices {
