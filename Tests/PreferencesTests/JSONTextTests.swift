@@ -223,30 +223,27 @@ import Testing
         }
         #expect(texts[4...6] == ["12", "123", "12"])
         #expect(texts[9] == "\"st\"")
+        for maxDepth in 2...4 {
+            let (full, deferred) = Self.outcomes(Self.repeating, maxDepth: maxDepth)
+            #expect(full == deferred, "at most \(maxDepth) levels")
+        }
     }
 
-    @Test(arguments: [2, 3, 4])
-    func repeatedEntriesMeetDepthLimitsAtTheSamePlace(maxDepth: Int) {
-        let (full, deferred) = Self.outcomes(Self.repeating, maxDepth: maxDepth)
-        #expect(full == deferred)
-    }
-
-    @Test func everyTruncationOfRepeatedEntriesFailsTheSame() {
+    /// One test, not one per byte: this suite's work is all computation,
+    /// and parallel cases would hold every test thread at once.
+    @Test func everyTruncationOrReplacedByteOfRepeatedEntriesReadsOrFailsTheSame() {
         for length in 0..<Self.repeating.count {
             let (full, deferred) = Self.outcomes(Array(Self.repeating[..<length]), maxDepth: 64)
             #expect(full == deferred, "cut at \(length)")
         }
-    }
-
-    /// The bytes that move where a value ends or make it invalid.
-    @Test(arguments: ["}", "]", "\"", ",", "9", "\u{FF}"])
-    func everyReplacedByteOfRepeatedEntriesReadsOrFailsTheSame(replacement: String) {
-        let byte: UInt8 = replacement == "\u{FF}" ? 0xFF : Array(replacement.utf8)[0]
-        for position in Self.repeating.indices {
-            var mutated = Self.repeating
-            mutated[position] = byte
-            let (full, deferred) = Self.outcomes(mutated, maxDepth: 64)
-            #expect(full == deferred, "\(replacement.debugDescription) at \(position)")
+        // The bytes that move where a value ends or make it invalid.
+        for byte in Array("}]\",9".utf8) + [0xFF] {
+            for position in Self.repeating.indices {
+                var mutated = Self.repeating
+                mutated[position] = byte
+                let (full, deferred) = Self.outcomes(mutated, maxDepth: 64)
+                #expect(full == deferred, "byte \(byte) at \(position)")
+            }
         }
     }
 
