@@ -63,8 +63,15 @@ final class CountingStorage: PreferencesStorage {
                 prefs[.counter] = 7
             }
         }
-        let didStart = await eventually { started.wait(timeout: .now()) == .success }
-        #expect(didStart, "the edit's transform never ran")
+        // Waited for on a thread of its own: a busy test run can keep Swift's
+        // pool from starting `write` for a while, and polling from the pool
+        // would wait for a thread as well.
+        let didStart = await withCheckedContinuation { continuation in
+            Thread {
+                continuation.resume(returning: started.wait(timeout: .now() + 120) == .success)
+            }.start()
+        }
+        #expect(didStart, "the edit's transform did not run within 120 s")
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { release.signal() }
         let second = try await PreferencesStore(fileURL: url)
         #expect(second[.counter] == 7, "the open returned before the write it came after")
