@@ -89,6 +89,8 @@ if [[ $tsan == yes ]]; then
     compute_suites='ChangeLogEditingTests|LegacyPropertiesDifferentialTests|DeferredMemberParsingTests|StoreDocumentDecodingTests|JSONStringScanningTests|ByteKeySortTests|KeyCheckTests|ContentHashTests|StoreDocumentEncodingTests|LegacyRobustnessTests'
     result="passed"
     : >"$log/tsan.log"
+    # The one false report .ci/run suppresses too (see the file).
+    export TSAN_OPTIONS="suppressions=$PWD/.ci/tsan-suppressions.txt ${TSAN_OPTIONS:-}"
     for selection in "--skip $process_suites|$compute_suites" "--filter $compute_suites" \
         "--filter $process_suites"; do
         # shellcheck disable=SC2086 # the option and its pattern, split on purpose
