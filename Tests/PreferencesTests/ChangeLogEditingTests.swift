@@ -6,18 +6,6 @@ import Testing
 /// The change records of a write worked out from the changed keys alone
 /// must be exactly those worked out by looking at every key.
 @Suite struct ChangeLogEditingTests {
-    /// A small deterministic generator, so a failure can be replayed.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static func record(_ number: Int) -> ChangeRecord {
         ChangeRecord(
             PreferenceModification(
@@ -29,7 +17,7 @@ import Testing
     /// gives every key (stored or not) the record the full build gives it,
     /// and the written file is byte for byte the same.
     @Test func theLogFromTheChangedKeysEqualsTheFullOne() throws {
-        var random = SplitMix(state: 0x5EED)
+        var random = SeededGenerator(state: 0x5EED)
         var shortcuts = 0
         let rounds = 2000
         for round in 0..<rounds {
