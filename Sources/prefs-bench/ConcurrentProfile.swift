@@ -7,12 +7,16 @@ import Synchronization
 /// Each round is the work P3 measures — 1,000 child tasks, each one
 /// `edit` of its own key — with each transform noting when it ran and each
 /// task noting when its `edit` returned. Transforms run one after another on
-/// the store's queue, a batch at a time, and a batch's durable write takes
-/// at least one fsync (hundreds of microseconds), so a pause of more than
-/// ``batchGap`` between two transforms is a write. Per round it prints the
-/// number of writes, their batch sizes, how long each write took, and how
-/// the round's time splits into: starting the tasks until the first
-/// transform, the writes, and the last write until the last `edit` returned.
+/// the store's queue, a group at a time; between two groups the store either
+/// wrote (a durable write takes at least one fsync, hundreds of
+/// microseconds) or encoded its document again to take in the edits queued
+/// meanwhile, so a pause of more than ``batchGap`` between two transforms
+/// ends a group. The writes themselves are counted from the write
+/// generation the store keeps in the first 8 bytes of `<file>.lock`. Per
+/// round it prints the number of writes, the groups' sizes, how long each
+/// pause took, and how the round's time splits into: starting the tasks
+/// until the first transform, the pauses, and the last transform until the
+/// last `edit` returned.
 ///
 /// With `--plain`, the rounds are exactly P3's, with no notes taken (for
 /// instruction counts with valgrind's callgrind: take the difference of two
@@ -37,8 +41,18 @@ struct ConcurrentProfile {
     let rounds: Int
     let mode: Mode
 
-    /// A pause between two transforms longer than this is taken as a write.
+    /// A pause between two transforms longer than this ends a group.
     static let batchGap: UInt64 = 150_000
+
+    /// The write generation the store keeps in the first 8 bytes of
+    /// `<file>.lock` (little-endian): one more for every write.
+    static func writeGeneration(of url: URL) -> UInt64 {
+        guard let handle = FileHandle(forReadingAtPath: url.path + ".lock"),
+            let bytes = try? handle.read(upToCount: 8), bytes.count == 8
+        else { return 0 }
+        try? handle.close()
+        return bytes.reversed().reduce(0) { $0 << 8 | UInt64($1) }
+    }
 
     /// When each transform ran and each `edit` returned, by task index.
     final class Timeline: Sendable {
@@ -54,7 +68,8 @@ struct ConcurrentProfile {
     func run() async throws {
         let url = cases.file("profile-p3.json")
         try await cases.seed(url, twentyValues())
-        let store = try await PreferencesStore(fileURL: url)
+        let store = try await PreferencesStore(
+            fileURL: url, liveReads: ProcessInfo.processInfo.environment["NOLIVE"] == nil)
         var totals: [Double] = []
         var writeCounts: [Int] = []
         if case .serial = mode {
@@ -64,6 +79,7 @@ struct ConcurrentProfile {
         }
         for round in 0..<rounds {
             let timeline = Timeline(count: 1000)
+            let generationBefore = Self.writeGeneration(of: url)
             var gate: DispatchSemaphore?
             var holder: Task<Void, any Error>?
             if case .held = mode {
@@ -120,38 +136,39 @@ struct ConcurrentProfile {
                 print("round \(round): \(format(nanoseconds: Double(end - start)))")
                 continue
             }
+            let writes = Int(Self.writeGeneration(of: url) &- generationBefore)
             let appliedByTask = timeline.applied.withLock { $0 }
             let applied = appliedByTask.sorted()
             let returned = timeline.returned.withLock { $0 }
-            var batches: [Int] = [1]
-            var writes: [UInt64] = []
+            var groups: [Int] = [1]
+            var pauses: [UInt64] = []
             for position in 1..<applied.count {
                 let gap = applied[position] - applied[position - 1]
                 if gap > Self.batchGap {
-                    batches.append(1)
-                    writes.append(gap)
+                    groups.append(1)
+                    pauses.append(gap)
                 } else {
-                    batches[batches.count - 1] += 1
+                    groups[groups.count - 1] += 1
                 }
             }
-            writeCounts.append(batches.count)
+            writeCounts.append(writes)
             let first = applied.first ?? start
             let lastReturn = returned.max() ?? end
             let lastApplied = applied.last ?? end
             // The last write ends about when the first of its own edits
-            // returns (edits of the batch before may still be returning).
-            let lastBatchStart = applied[applied.count - batches[batches.count - 1]]
+            // returns (edits of the write before may still be returning).
+            let lastGroupStart = applied[applied.count - groups[groups.count - 1]]
             let lastWritten =
-                zip(appliedByTask, returned).filter { $0.0 >= lastBatchStart }.map(\.1).min()
+                zip(appliedByTask, returned).filter { $0.0 >= lastGroupStart }.map(\.1).min()
                 ?? lastReturn
             let spans = [
                 "to first transform \(format(nanoseconds: Double(first - start)))",
-                "writes between batches \(writes.map { format(nanoseconds: Double($0)) })",
-                "last write \(format(nanoseconds: Double(lastWritten - lastApplied)))",
+                "pauses between groups \(pauses.map { format(nanoseconds: Double($0)) })",
+                "last transform to write done \(format(nanoseconds: Double(lastWritten - lastApplied)))",
                 "then returns for \(format(nanoseconds: Double(lastReturn - lastWritten)))",
             ]
             print(
-                "round \(round): \(format(nanoseconds: Double(end - start))), \(batches.count) writes, batches \(batches); "
+                "round \(round): \(format(nanoseconds: Double(end - start))), \(writes) writes, transform groups \(groups); "
                     + spans.joined(separator: "; "))
         }
         print(

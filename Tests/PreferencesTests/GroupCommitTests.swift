@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Preferences
@@ -139,7 +140,141 @@ import Testing
     }
 }
 
+/// A write takes in the edits queued while it is being prepared, as long as
+/// it has not touched the file — but a steady stream of them holds it back
+/// only so long.
+@Suite struct LateEditTests {
+    /// Edits queued while a batch's transforms run go out in the same
+    /// write as the batch, not in a write of their own after it.
+    @Test func editsQueuedWhileABatchIsAppliedShareItsWrite() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let storage = CountingStorage(FileStorage(fileURL: url))
+        let store = try await PreferencesStore(storage: storage)
+        try await store.set(.counter, 1)
+        let writesBefore = storage.writes.load(ordering: .relaxed)
+
+        let release = DispatchSemaphore(value: 0)
+        let (started, running) = AsyncStream<Void>.makeStream()
+        // Changes a key, then holds the store's queue (a dispatch thread)
+        // until the edits below wait in the queue.
+        let first = Task {
+            try await store.edit { prefs -> Int in
+                prefs[.counter] += 10
+                running.yield()
+                release.wait()
+                return prefs[.counter]
+            }
+        }
+        for await _ in started { break }
+        var later: [Task<Int, any Error>] = []
+        for number in 1...3 {
+            later.append(
+                Task {
+                    try await store.edit { prefs -> Int in
+                        prefs[raw: "late\(number)"] = .int(Int64(number))
+                        prefs[.counter] += 1
+                        return prefs[.counter]
+                    }
+                })
+            let waiting = await eventually { store.pendingEditCount == number }
+            #expect(waiting, "edit \(number) never reached the queue")
+        }
+        release.signal()
+
+        #expect(try await first.value == 11)
+        var results: [Int] = []
+        for task in later { results.append(try await task.value) }
+        #expect(results == [12, 13, 14])
+        #expect(
+            storage.writes.load(ordering: .relaxed) == writesBefore + 1,
+            "the edits queued while the first was applied should share its write")
+        let onDisk = try StoreDocument.decode(
+            Array(try Data(contentsOf: url)), file: url.path, limits: PreferencesLimits())
+        #expect(onDisk.values["counter"] == 14)
+        #expect(onDisk.values["late3"] == 3)
+    }
+
+    /// Each edit of a chain queues the next while it is applied, a steady
+    /// stream: the first write takes in edits for a bounded number of
+    /// rounds — some while the batch is applied, some while its document is
+    /// encoded (which is then encoded again) — then goes out; the rest
+    /// follow in the next write. Every edit lands, in order, with its own
+    /// result.
+    @Test func aStreamOfEditsHoldsAWriteBackOnlySoLong() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let storage = CountingStorage(FileStorage(fileURL: url), keepingWrites: true)
+        let store = try await PreferencesStore(storage: storage)
+        // Applied while the first write is prepared: the first edit, then
+        // `maxLateTakes` takes of one edit each, and that again after each
+        // of the `maxReencodes` encodings that found a new edit.
+        let perWrite = (StoreCore.maxLateTakes + 1) * (StoreCore.maxReencodes + 1)
+        let chain = EditChain(store: store, length: perWrite + 5)
+        chain.start(1)
+        let deadline = ContinuousClock.now + .seconds(60)
+        while chain.tasks.withLock({ $0.count }) < chain.length && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        let tasks = chain.tasks.withLock { $0 }
+        try #require(
+            tasks.count == chain.length, "only \(tasks.count) of the chain's edits started")
+        var results: [Int] = []
+        for task in tasks { results.append(try await task.value) }
+        #expect(results == Array(1...chain.length))
+        let stalled = chain.stalled.load(ordering: .relaxed)
+        #expect(!stalled, "an edit never reached the queue")
+
+        let written = storage.written.withLock { $0 }
+        #expect(written.count == 2)
+        let counts = try written.map {
+            try StoreDocument.decode($0, file: url.path, limits: PreferencesLimits()).values.count
+        }
+        #expect(counts == [perWrite, chain.length])
+    }
+}
+
+/// A chain of edits, each queued by the transform of the one before, which
+/// waits until it is in the queue.
+final class EditChain: Sendable {
+    let store: PreferencesStore
+    let length: Int
+    let tasks = Mutex<[Task<Int, any Error>]>([])
+    /// Set when an edit did not reach the queue within 10 seconds.
+    let stalled = Atomic<Bool>(false)
+
+    init(store: PreferencesStore, length: Int) {
+        self.store = store
+        self.length = length
+    }
+
+    func start(_ number: Int) {
+        let task = Task { [store] in
+            try await store.edit { prefs -> Int in
+                prefs[raw: "k\(number)"] = .int(Int64(number))
+                if number < self.length { self.queueAndWait(number + 1) }
+                return number
+            }
+        }
+        tasks.withLock { $0.append(task) }
+    }
+
+    /// Runs on the store's queue (a dispatch thread, not Swift's pool), so it
+    /// may block: starts the next edit and waits until it is queued.
+    private func queueAndWait(_ number: Int) {
+        start(number)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while store.pendingEditCount == 0 {
+            if ContinuousClock.now > deadline {
+                stalled.store(true, ordering: .relaxed)
+                return
+            }
+            usleep(50)
+        }
+    }
+}
+
 extension PreferencesStore {
-    /// Edits waiting for a write.
-    fileprivate var pendingEditCount: Int { core.state.withLock { $0.pending.count } }
+    /// Edits waiting for a write (for forming groups in tests).
+    var pendingEditCount: Int { core.state.withLock { $0.pending.count } }
 }

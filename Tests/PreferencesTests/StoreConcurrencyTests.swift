@@ -8,13 +8,20 @@ import Testing
 final class CountingStorage: PreferencesStorage {
     let base: any PreferencesStorage
     let writes = Atomic<Int>(0)
-    init(_ base: any PreferencesStorage) { self.base = base }
+    /// With `keepingWrites`, the bytes of every write, in order.
+    let written = Mutex<[[UInt8]]>([])
+    private let keepingWrites: Bool
+    init(_ base: any PreferencesStorage, keepingWrites: Bool = false) {
+        self.base = base
+        self.keepingWrites = keepingWrites
+    }
     var location: String { base.location }
     var identity: String? { nil }
     func read() throws -> StoredContents { try base.read() }
     func currentRevision() throws -> StorageRevision { try base.currentRevision() }
     func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws -> StorageRevision? {
         writes.add(1, ordering: .relaxed)
+        if keepingWrites { written.withLock { $0.append(bytes) } }
         return try base.write(bytes, ifRevision: expected)
     }
     func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {

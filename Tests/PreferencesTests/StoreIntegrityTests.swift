@@ -61,11 +61,6 @@ private final class QueueBlocker: Sendable {
     }
 }
 
-extension PreferencesStore {
-    /// Edits queued behind the one being written (for forming groups in tests).
-    fileprivate var pendingEditCount: Int { core.state.withLock { $0.pending.count } }
-}
-
 /// S4: a transform that throws is undone exactly, whatever it called.
 @Suite struct StoreRollbackTests {
     struct Oops: Error {}

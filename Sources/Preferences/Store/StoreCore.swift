@@ -13,7 +13,9 @@ import Synchronization
 /// the caller's thread with the queue suspended (``runInline(_:)``), which
 /// saves two thread hops and keeps the order just the same. Edits waiting
 /// while a write is in flight are applied together in the next write (group
-/// commit, S4); each caller still receives its own result or error.
+/// commit, S4), and edits queued while a write is being prepared join it
+/// (``commit(_:takingLateEdits:)``); each caller still receives its own
+/// result or error.
 ///
 /// The storage is watched while a handle with live reads is open (S16) or a
 /// change feed is active (C5); the watch holds the core weakly, so it ends
@@ -579,7 +581,7 @@ final class StoreCore: Sendable {
 
     private func drain() {
         while true {
-            let batch = state.withLock { state -> [PendingEdit] in
+            var batch = state.withLock { state -> [PendingEdit] in
                 if state.pending.isEmpty {
                     state.draining = false
                     return []
@@ -588,57 +590,118 @@ final class StoreCore: Sendable {
                 return state.pending
             }
             if batch.isEmpty { return }
-            let outcomes = commit(batch)
+            let outcomes = commit(&batch, takingLateEdits: true)
             // By index: no copy of each edit and its outcome on the way.
             for index in batch.indices { batch[index].complete(outcomes[index]) }
         }
     }
 
-    /// Applies a batch of edits in one durable write; returns each edit's outcome.
-    private func commit(_ batch: [PendingEdit]) -> [Result<any Sendable, any Error>] {
+    /// How many times a write encodes its document again to take in edits
+    /// queued while it was encoding (see ``commit(_:takingLateEdits:)``).
+    static let maxReencodes = 2
+
+    /// How many times a write takes in edits queued while it applied the
+    /// ones it had, before it encodes (see ``commit(_:takingLateEdits:)``).
+    static let maxLateTakes = 8
+
+    /// Moves the edits queued since the batch was taken to its end; false
+    /// when there were none.
+    private func takeLateEdits(
+        into batch: inout [PendingEdit], outcomes: inout [Result<any Sendable, any Error>]
+    ) -> Bool {
+        let late = state.withLock { state -> [PendingEdit] in
+            defer { state.pending.removeAll(keepingCapacity: true) }
+            return state.pending
+        }
+        if late.isEmpty { return false }
+        batch.append(contentsOf: late)
+        outcomes.append(
+            contentsOf: repeatElement(
+                .success(()) as Result<any Sendable, any Error>, count: late.count))
+        return true
+    }
+
+    /// Applies a batch of edits in one durable write; returns each edit's
+    /// outcome, by index in `batch`.
+    ///
+    /// With `takingLateEdits`, edits queued while the write is being
+    /// prepared join it, at the end of `batch`, in the order they were
+    /// queued — as long as the file has not been touched yet: those queued
+    /// while the batch's transforms ran (up to ``maxLateTakes`` times), and
+    /// those queued while its document was encoded, which is then encoded
+    /// again (up to ``maxReencodes`` times, so a steady stream of edits
+    /// delays a write by two encodings at most). A burst of edits from many
+    /// tasks then costs one or two durable writes instead of one for the
+    /// first edit and one for the rest, and a lone edit costs one look at
+    /// the queue.
+    private func commit(_ batch: inout [PendingEdit], takingLateEdits: Bool)
+        -> [Result<any Sendable, any Error>]
+    {
         var outcomes = [Result<any Sendable, any Error>](
             repeating: .success(()), count: batch.count)
+        var reencodes = takingLateEdits ? 0 : Self.maxReencodes
         do {
             try storage.withExclusiveAccess {
                 if !state.withLock({ $0.loaded }) { try load(policy: corruption) }
-                for _ in 0..<storage.maxWriteAttempts {
+                attempts: for _ in 0..<storage.maxWriteAttempts {
                     try refreshBeforeWrite()
                     let (base, revision) = state.withLock { ($0.snapshot, $0.revision) }
                     var working = MutablePreferences(snapshot: base, limits: limits)
-                    for index in batch.indices {
-                        working.beginTransform()
-                        do {
-                            let value = try batch[index].apply(&working)
-                            if let failure = working.failure { throw failure }
-                            working.endTransform()
-                            outcomes[index] = .success(value)
-                        } catch {
-                            working.rollBackTransform()
-                            outcomes[index] = .failure(error)
+                    var applied = 0
+                    var lateTakes = takingLateEdits ? 0 : Self.maxLateTakes
+                    while true {
+                        for index in applied..<batch.count {
+                            working.beginTransform()
+                            do {
+                                let value = try batch[index].apply(&working)
+                                if let failure = working.failure { throw failure }
+                                working.endTransform()
+                                outcomes[index] = .success(value)
+                            } catch {
+                                working.rollBackTransform()
+                                outcomes[index] = .failure(error)
+                            }
                         }
+                        applied = batch.count
+                        if lateTakes < Self.maxLateTakes,
+                            takeLateEdits(into: &batch, outcomes: &outcomes)
+                        {
+                            lateTakes += 1
+                            continue
+                        }
+                        // The keys whose value differs from `base`, from the
+                        // few the batch changed, where it knows them: then
+                        // neither the check below nor the change records
+                        // compare every value.
+                        let changedKeys = working.changedKeys.map { keys in
+                            keys.filter { working.values[$0] != base.values[$0] }
+                        }
+                        // S5: an edit that changes nothing writes nothing.
+                        if working.version == base.version
+                            && (!working.changed
+                                || (changedKeys.map(\.isEmpty) ?? (working.values == base.values)))
+                        {
+                            return
+                        }
+                        let document = StoreDocument(
+                            editing: base, values: working.values, version: working.version,
+                            stamp: .now(), changedKeys: changedKeys)
+                        let bytes = try document.encode(file: storage.location, limits: limits)
+                        if reencodes < Self.maxReencodes,
+                            takeLateEdits(into: &batch, outcomes: &outcomes)
+                        {
+                            reencodes += 1
+                            lateTakes = 0
+                            continue
+                        }
+                        if let written = try storage.write(bytes, ifRevision: revision) {
+                            publish(document, revision: written, knownChanged: true)
+                            return
+                        }
+                        // Someone wrote without the lock between our read and
+                        // write: re-read, and apply the whole batch again.
+                        continue attempts
                     }
-                    // The keys whose value differs from `base`, from the few
-                    // the batch changed, where it knows them: then neither the
-                    // check below nor the change records compare every value.
-                    let changedKeys = working.changedKeys.map { keys in
-                        keys.filter { working.values[$0] != base.values[$0] }
-                    }
-                    // S5: an edit that changes nothing writes nothing.
-                    if working.version == base.version
-                        && (!working.changed
-                            || (changedKeys.map(\.isEmpty) ?? (working.values == base.values)))
-                    {
-                        return
-                    }
-                    let document = StoreDocument(
-                        editing: base, values: working.values, version: working.version,
-                        stamp: .now(), changedKeys: changedKeys)
-                    let bytes = try document.encode(file: storage.location, limits: limits)
-                    if let written = try storage.write(bytes, ifRevision: revision) {
-                        publish(document, revision: written, knownChanged: true)
-                        return
-                    }
-                    // Someone wrote without the lock between our read and write: re-read, retry.
                 }
                 throw PreferencesError.io(
                     operation: "write", path: storage.location, code: 0,
@@ -647,7 +710,10 @@ final class StoreCore: Sendable {
         } catch let error as PreferencesError where batch.count > 1 && isPerEditError(error) {
             // One edit's result was too large: give each edit its own write so
             // only the offending one fails.
-            return batch.map { commit([$0])[0] }
+            return batch.map { edit in
+                var alone = [edit]
+                return commit(&alone, takingLateEdits: false)[0]
+            }
         } catch {
             // A write can fail after the new file is already in place (the
             // directory fsync, say): re-read so memory shows what disk holds.
