@@ -79,7 +79,7 @@ func runBench() async throws {
         exit(0)
     }
 
-    // `--only P3,P4` runs some rows (P3 measures P2 first, as its reference).
+    // `--only P3,P4` runs some rows.
     let only: Set<String>? = arguments.firstIndex(of: "--only").flatMap { position in
         arguments.indices.contains(position + 1)
             ? Set(arguments[position + 1].split(separator: ",").map(String.init)) : nil
@@ -87,11 +87,8 @@ func runBench() async throws {
     func selected(_ id: String) -> Bool { only?.contains(id) ?? true }
 
     if selected("P1") { report(try await cases.cachedRead()) }
-    if selected("P2") || selected("P3") {
-        let (setRow, oneSet) = try await cases.durableSet()
-        if selected("P2") { report(setRow) }
-        if selected("P3") { report(try await cases.concurrentSets(oneSet: oneSet)) }
-    }
+    if selected("P2") { report(try await cases.durableSet()) }
+    if selected("P3") { report(try await cases.concurrentSets()) }
     if selected("P4") { report(try await cases.openBigStore()) }
     if selected("P5") {
         report(

@@ -73,7 +73,7 @@ struct Cases {
     }
 
     // P2
-    func durableSet() async throws -> (Row, Double) {
+    func durableSet() async throws -> Row {
         let url = file("p2.json")
         try await seed(url, twentyValues())
         let store = try await PreferencesStore(fileURL: url)
@@ -103,7 +103,7 @@ struct Cases {
                 })
         }
         let ratio = pairedRatio(ours, floor)
-        let row = Row(
+        return Row(
             id: "P2", measure: "one durable set, 20-key store",
             ours: format(nanoseconds: median(ours)),
             comparison:
@@ -113,16 +113,30 @@ struct Cases {
                 "ours_ns": median(ours), "floor_ns": median(floor),
                 "userdefaults_ns": median(userDefaults), "codable_ns": median(codable),
             ])
-        return (row, median(ours))
     }
 
     // P3
-    func concurrentSets(oneSet: Double) async throws -> Row {
+    /// 1,000 `edit`s from 1,000 child tasks at once, each of its own key, on
+    /// a store that starts with 20 keys (1,020 after the first round),
+    /// against one `set` on a 20-key store as P2 measures it — taken between
+    /// the rounds (five before each), so both sides of the ratio see the disk
+    /// as it is at the time.
+    func concurrentSets() async throws -> Row {
         let url = file("p3.json")
         try await seed(url, twentyValues())
         let store = try await PreferencesStore(fileURL: url)
+        let referenceURL = file("p3-one.json")
+        try await seed(referenceURL, twentyValues())
+        let reference = try await PreferencesStore(fileURL: referenceURL)
         var samples: [Double] = []
-        for round in 0..<(quick ? 3 : 7) {
+        var singles: [Double] = []
+        for round in 0..<(quick ? 5 : 15) {
+            for index in 0..<5 {
+                singles.append(
+                    try await timeAsync {
+                        try await reference.set(.benchCounter, round * 5 + index)
+                    })
+            }
             samples.append(
                 try await timeAsync {
                     try await withThrowingTaskGroup(of: Void.self) { group in
@@ -135,11 +149,12 @@ struct Cases {
                     }
                 })
         }
+        let oneSet = median(singles)
         let ratio = median(samples) / oneSet
         return Row(
             id: "P3", measure: "1,000 concurrent sets", ours: format(nanoseconds: median(samples)),
-            comparison: "one set \(format(nanoseconds: oneSet))", ratio: ratio,
-            target: "≤ 5× one set", met: ratio <= 5,
+            comparison: "one set \(format(nanoseconds: oneSet)), taken between the rounds",
+            ratio: ratio, target: "≤ 5× one set", met: ratio <= 5,
             detail: ["ours_ns": median(samples), "one_set_ns": oneSet])
     }
 
