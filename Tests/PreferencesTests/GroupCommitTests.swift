@@ -195,12 +195,16 @@ import Testing
         #expect(onDisk.values["late3"] == 3)
     }
 
-    /// Each edit of a chain queues the next while it is applied, a steady
+    /// Each edit of a chain queues the next while it is applied — a steady
     /// stream: the first write takes in edits for a bounded number of
-    /// rounds — some while the batch is applied, some while its document is
-    /// encoded (which is then encoded again) — then goes out; the rest
-    /// follow in the next write. Every edit lands, in order, with its own
-    /// result.
+    /// rounds (some while the batch is applied, some while its document is
+    /// encoded, which is then encoded again), then goes out; the rest follow
+    /// in the next write. Every edit lands, in order, with its own result.
+    ///
+    /// The chain's edits belong to tasks already waiting, and each
+    /// transform queues the next one itself, so no task has to start while
+    /// the store's thread is busy: the chain does not depend on how busy
+    /// the machine's threads are.
     @Test func aStreamOfEditsHoldsAWriteBackOnlySoLong() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
@@ -210,21 +214,23 @@ import Testing
         // `maxLateTakes` takes of one edit each, and that again after each
         // of the `maxReencodes` encodings that found a new edit.
         let perWrite = (StoreCore.maxLateTakes + 1) * (StoreCore.maxReencodes + 1)
-        let chain = EditChain(store: store, length: perWrite + 5)
-        chain.start(1)
-        let deadline = ContinuousClock.now + .seconds(60)
-        while chain.tasks.withLock({ $0.count }) < chain.length && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(1))
+        let chain = EditChain(core: store.core, length: perWrite + 5)
+        var waiting: [Task<any Sendable, any Error>] = []
+        for number in 1...chain.length {
+            waiting.append(
+                Task {
+                    try await withUnsafeThrowingContinuation { continuation in
+                        chain.register(number, continuation)
+                    }
+                })
         }
-        let tasks = chain.tasks.withLock { $0 }
-        try #require(
-            tasks.count == chain.length, "only \(tasks.count) of the chain's edits started")
-        var results: [Int] = []
-        for task in tasks { results.append(try await task.value) }
-        #expect(results == Array(1...chain.length))
-        let stalled = chain.stalled.load(ordering: .relaxed)
-        #expect(!stalled, "an edit never reached the queue")
+        let registered = await eventually { chain.registeredCount == chain.length }
+        try #require(registered, "only \(chain.registeredCount) of the chain's tasks started")
+        store.core.enqueue(chain.edit(1))
 
+        var results: [Int] = []
+        for task in waiting { results.append(try #require(try await task.value as? Int)) }
+        #expect(results == Array(1...chain.length))
         let written = storage.written.withLock { $0 }
         #expect(written.count == 2)
         let counts = try written.map {
@@ -234,43 +240,35 @@ import Testing
     }
 }
 
-/// A chain of edits, each queued by the transform of the one before, which
-/// waits until it is in the queue.
+/// A chain of edits, each queued by the transform of the one before, for
+/// tasks that already wait for their results.
 final class EditChain: Sendable {
-    let store: PreferencesStore
+    let core: StoreCore
     let length: Int
-    let tasks = Mutex<[Task<Int, any Error>]>([])
-    /// Set when an edit did not reach the queue within 10 seconds.
-    let stalled = Atomic<Bool>(false)
+    private let continuations = Mutex<[Int: UnsafeContinuation<any Sendable, any Error>]>([:])
 
-    init(store: PreferencesStore, length: Int) {
-        self.store = store
+    init(core: StoreCore, length: Int) {
+        self.core = core
         self.length = length
     }
 
-    func start(_ number: Int) {
-        let task = Task { [store] in
-            try await store.edit { prefs -> Int in
-                prefs[raw: "k\(number)"] = .int(Int64(number))
-                if number < self.length { self.queueAndWait(number + 1) }
-                return number
-            }
-        }
-        tasks.withLock { $0.append(task) }
+    var registeredCount: Int { continuations.withLock { $0.count } }
+
+    func register(_ number: Int, _ continuation: UnsafeContinuation<any Sendable, any Error>) {
+        continuations.withLock { $0[number] = continuation }
     }
 
-    /// Runs on the store's queue (a dispatch thread, not Swift's pool), so it
-    /// may block: starts the next edit and waits until it is queued.
-    private func queueAndWait(_ number: Int) {
-        start(number)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while store.pendingEditCount == 0 {
-            if ContinuousClock.now > deadline {
-                stalled.store(true, ordering: .relaxed)
-                return
-            }
-            usleep(50)
-        }
+    /// Edit `number`: stores `k<number>`, queues the next edit, returns `number`.
+    func edit(_ number: Int) -> StoreCore.PendingEdit {
+        let continuation = continuations.withLock { $0[number]! }
+        return StoreCore.PendingEdit(
+            id: UInt64.max - UInt64(number),
+            apply: { prefs in
+                prefs[raw: "k\(number)"] = .int(Int64(number))
+                if number < self.length { self.core.enqueue(self.edit(number + 1)) }
+                return number
+            },
+            continuation: continuation)
     }
 }
 

@@ -355,7 +355,7 @@ final class StoreCore: Sendable {
     /// a few times (``corruptRereadPauses``), then the write fails with
     /// ``PreferencesError/corrupted(file:reason:)``, leaving the file's
     /// bytes as they are and the last good state in memory. The pauses block
-    /// the store's own dispatch queue, never Swift's cooperative pool.
+    /// the store's own dispatch queue, never the calling task.
     private func refreshBeforeWrite() throws {
         var pauses = Self.corruptRereadPauses[...]
         while true {
@@ -552,13 +552,7 @@ final class StoreCore: Sendable {
                     continuation.resume(throwing: CancellationError())
                     return
                 }
-                let edit = PendingEdit(id: id, apply: apply, continuation: continuation)
-                let startDrain = state.withLock { state in
-                    state.pending.append(edit)
-                    defer { state.draining = true }
-                    return !state.draining
-                }
-                if startDrain { submit { self.drain() } }
+                enqueue(PendingEdit(id: id, apply: apply, continuation: continuation))
             }
         } onCancel: {
             // An edit not yet picked up by a write is dropped; one already in
@@ -577,6 +571,17 @@ final class StoreCore: Sendable {
         // `apply` returned a `Value`, boxed as `any Sendable` on the way.
         guard let value = result as? Value else { throw CancellationError() }
         return value
+    }
+
+    /// Queues `edit` for the next write, and starts the writes if none is
+    /// under way.
+    func enqueue(_ edit: PendingEdit) {
+        let startDrain = state.withLock { state in
+            state.pending.append(edit)
+            defer { state.draining = true }
+            return !state.draining
+        }
+        if startDrain { submit { self.drain() } }
     }
 
     private func drain() {
