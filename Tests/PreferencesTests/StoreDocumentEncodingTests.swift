@@ -49,6 +49,10 @@ import Testing
                     otherMembers: ["future": ["note": [1, 2]], "aardvark": 1, "zz": "last"])
             ),
             (
+                "one record shared by most keys, a few keys with another or none",
+                sharedRecordDocument()
+            ),
+            (
                 "keys outside ASCII, and a record of a key that is not stored",
                 StoreDocument(
                     values: ["été": 1, "ete": 2, "Zoë": "x", "a\"b": .double(1.5)],
@@ -56,6 +60,38 @@ import Testing
             ),
         ]
     }()
+
+    /// 200 keys as a file this library writes lists them: most share one
+    /// record, five have another, three have none, and the file also holds
+    /// the record of a key that is not stored. Read back, the log lists
+    /// only the few keys apart from the shared record.
+    static func sharedRecordDocument() -> StoreDocument {
+        var values: [String: PreferenceValue] = [:]
+        var records: [String: PreferenceValue] = [:]
+        for index in 0..<200 {
+            let key = "k.\(index)"
+            values[key] = .int(Int64(index))
+            switch index {
+            case 3, 50, 99, 150, 199: records[key] = bob.storedValue
+            case 1, 2, 120: break
+            default: records[key] = alice.storedValue
+            }
+        }
+        records["gone"] = bob.storedValue
+        let members: [String: PreferenceValue] = [
+            "format": .int(StoreDocument.currentFormat), "values": .object(values),
+            "modified": .object(records), "version": 0,
+        ]
+        let bytes = JSONText.encodeBytes(.object(members), pretty: true) + [0x0A]
+        return try! StoreDocument.decode(bytes, file: "f", limits: PreferencesLimits())
+    }
+
+    @Test func aLogThatListsFewKeysIsReadByPlace() throws {
+        let document = Self.sharedRecordDocument()
+        let listed = try #require(document.modifications.listedRecordNumbers(in: document.values))
+        #expect(listed.count == 8)
+        #expect(document.modifications.sharedRecordNumber >= 0)
+    }
 
     @Test(arguments: documents.map(\.0))
     func theWrittenBytesAreThoseOfTheGeneralWriter(_ name: String) throws {

@@ -165,7 +165,16 @@ struct StoreDocument: Sendable, Equatable {
         var recordNumbers: [Int32] = []
         recordNumbers.reserveCapacity(count)
         var anyRecord = false
-        for (key, value) in values {
+        // The keys the change log lists by name, by their place in `values`
+        // (which is walked in the order of its indices): when they are few,
+        // every other key has the shared record, found without hashing it.
+        let listed = modifications.listedRecordNumbers(in: values)
+        let shared = modifications.sharedRecordNumber
+        var nextListed = 0
+        var position = values.startIndex
+        while position != values.endIndex {
+            let (key, value) = values[position]
+            defer { values.formIndex(after: &position) }
             switch value {
             case .array, .object:
                 if value.depth > limits.maxDepth {
@@ -188,9 +197,20 @@ struct StoreDocument: Sendable, Equatable {
             }
             if !written { JSONText.write(value, into: &texts, pretty: true, indent: 2) }
             textEnds.append(texts.count)
-            let number = modifications.recordNumber(forKey: key, isStored: true)
-            recordNumbers.append(number.map { Int32($0) } ?? -1)
-            anyRecord = anyRecord || number != nil
+            let number: Int32
+            if let listed {
+                if nextListed < listed.count && listed[nextListed].index == position {
+                    number = listed[nextListed].number
+                    nextListed += 1
+                } else {
+                    number = shared
+                }
+            } else {
+                number =
+                    modifications.recordNumber(forKey: key, isStored: true).map { Int32($0) } ?? -1
+            }
+            recordNumbers.append(number)
+            anyRecord = anyRecord || number >= 0
         }
         let order = keys.sortedOrder()
 
