@@ -86,6 +86,28 @@ import Testing
         return try! StoreDocument.decode(bytes, file: "f", limits: PreferencesLimits())
     }
 
+    /// The next write reuses the last one's key order when its keys are
+    /// the same: changed values, or a key swapped for another (which the
+    /// old order cannot sort), the bytes are those of the general writer.
+    @Test func aKeyOrderFromTheWriteBeforeGivesTheSameBytes() throws {
+        let first = Self.sharedRecordDocument()
+        let limits = PreferencesLimits()
+        let (_, order) = try first.encode(file: "f", limits: limits, reusingKeyOrder: nil)
+        var values = first.values
+        values["k.10"] = "changed"
+        values["k.11"] = .double(2.5)
+        let changed = StoreDocument(values: values, modifications: first.modifications)
+        let again = try changed.encode(file: "f", limits: limits, reusingKeyOrder: order)
+        #expect(again.keyOrder == order)
+        #expect(again.bytes == Self.reference(changed))
+
+        values["k.12"] = nil
+        values["a.new"] = true
+        let swapped = StoreDocument(values: values, modifications: first.modifications)
+        let other = try swapped.encode(file: "f", limits: limits, reusingKeyOrder: order)
+        #expect(other.bytes == Self.reference(swapped))
+    }
+
     @Test func aLogThatListsFewKeysIsReadByPlace() throws {
         let document = Self.sharedRecordDocument()
         let listed = try #require(document.modifications.listedRecordNumbers(in: document.values))

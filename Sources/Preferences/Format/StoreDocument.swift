@@ -154,6 +154,17 @@ struct StoreDocument: Sendable, Equatable {
     /// formatted once however many keys share it, and the file is put
     /// together from those pieces in a buffer of its final size.
     func encode(file: String, limits: PreferencesLimits) throws -> [UInt8] {
+        try encode(file: file, limits: limits, reusingKeyOrder: nil).bytes
+    }
+
+    /// ``encode(file:limits:)``, also returning the order the keys were
+    /// sorted into (by their place in `values`); a later encoding of values
+    /// with the same keys in the same table — the next write of a store
+    /// whose edits changed no key's presence — passes it back and is spared
+    /// the sort when it still holds (``ByteKeySort/sortedOrder(reusing:)``).
+    func encode(file: String, limits: PreferencesLimits, reusingKeyOrder hint: [Int]?) throws
+        -> (bytes: [UInt8], keyOrder: [Int])
+    {
         let count = values.count
         var keys = ByteKeySort(capacity: count)
         // Each value as it is written at its place (indent 2), one after another.
@@ -212,7 +223,7 @@ struct StoreDocument: Sendable, Equatable {
             recordNumbers.append(number)
             anyRecord = anyRecord || number >= 0
         }
-        let order = keys.sortedOrder()
+        let order = keys.sortedOrder(reusing: hint)
 
         // Keys that need escapes (rare) are written from their escaped text.
         var escapedKeys: [Int: [UInt8]] = [:]
@@ -349,7 +360,7 @@ struct StoreDocument: Sendable, Equatable {
                     "the new contents are \(bytes.count) bytes, over the limit of \(limits.maxFileSize)"
             )
         }
-        return bytes
+        return (bytes, order)
     }
 
     private static let separator = Array(" : ".utf8)

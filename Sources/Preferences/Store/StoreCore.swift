@@ -89,6 +89,9 @@ final class StoreCore: Sendable {
     }
 
     let state = Locked(State())
+    /// The order the last write's keys were sorted into, for the next
+    /// write, which usually has the same keys (``StoreDocument/encode(file:limits:reusingKeyOrder:)``).
+    private let lastKeyOrder = Locked<[Int]?>(nil)
     /// Numbers the edits (for cancellation) without taking the state's lock.
     private let editIDs = Atomic<UInt64>(0)
 
@@ -691,7 +694,10 @@ final class StoreCore: Sendable {
                         let document = StoreDocument(
                             editing: base, values: working.values, version: working.version,
                             stamp: .now(), changedKeys: changedKeys)
-                        let bytes = try document.encode(file: storage.location, limits: limits)
+                        let (bytes, keyOrder) = try document.encode(
+                            file: storage.location, limits: limits,
+                            reusingKeyOrder: lastKeyOrder.withLock { $0 })
+                        lastKeyOrder.withLock { $0 = keyOrder }
                         if reencodes < Self.maxReencodes,
                             takeLateEdits(into: &batch, outcomes: &outcomes)
                         {

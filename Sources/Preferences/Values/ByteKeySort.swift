@@ -60,6 +60,39 @@ struct ByteKeySort {
         return order
     }
 
+    /// ``sortedOrder()``, taking `hint` — an order found before for keys
+    /// that may be these, added in the same order — as it is when it puts
+    /// these keys in strictly increasing order, which one comparison of
+    /// neighbours per key checks; otherwise sorting.
+    func sortedOrder(reusing hint: [Int]?) -> [Int] {
+        guard let hint, hint.count == count, count > 1, isStrictlyIncreasing(hint) else {
+            return sortedOrder()
+        }
+        return hint
+    }
+
+    /// Whether `order` lists key numbers whose keys increase strictly.
+    private func isStrictlyIncreasing(_ order: [Int]) -> Bool {
+        guard order.allSatisfy({ $0 >= 0 && $0 < count }) else { return false }
+        var numbers = order
+        var none: [Int] = []
+        return bytes.withUnsafeBufferPointer { bytes in
+            starts.withUnsafeBufferPointer { starts in
+                numbers.withUnsafeMutableBufferPointer { numbers in
+                    none.withUnsafeMutableBufferPointer { none in
+                        let sorter = Sorter(
+                            bytes: bytes, starts: starts, order: numbers, scratch: none)
+                        for index in 1..<numbers.count
+                        where !sorter.precedes(numbers[index - 1], numbers[index], depth: 0) {
+                            return false
+                        }
+                        return true
+                    }
+                }
+            }
+        }
+    }
+
     private struct Sorter {
         let bytes: UnsafeBufferPointer<UInt8>
         let starts: UnsafeBufferPointer<Int>
@@ -174,7 +207,7 @@ struct ByteKeySort {
 
         /// Whether key `left` comes before key `right`, both sharing their
         /// first `depth` bytes.
-        private func precedes(_ left: Int, _ right: Int, depth: Int) -> Bool {
+        func precedes(_ left: Int, _ right: Int, depth: Int) -> Bool {
             let leftStart = starts[left] + depth
             let rightStart = starts[right] + depth
             let leftCount = starts[left + 1] - leftStart
