@@ -618,7 +618,8 @@ final class StoreCore: Sendable {
         into batch: inout [PendingEdit], outcomes: inout [Result<any Sendable, any Error>]
     ) -> Bool {
         let late = state.withLock { state -> [PendingEdit] in
-            defer { state.pending.removeAll(keepingCapacity: true) }
+            if state.pending.isEmpty { return [] }
+            defer { state.pending.removeAll() }
             return state.pending
         }
         if late.isEmpty { return false }

@@ -73,24 +73,56 @@ struct ByteKeySort {
 
     /// Whether `order` lists key numbers whose keys increase strictly.
     private func isStrictlyIncreasing(_ order: [Int]) -> Bool {
-        guard order.allSatisfy({ $0 >= 0 && $0 < count }) else { return false }
-        var numbers = order
-        var none: [Int] = []
+        let count = count
         return bytes.withUnsafeBufferPointer { bytes in
             starts.withUnsafeBufferPointer { starts in
-                numbers.withUnsafeMutableBufferPointer { numbers in
-                    none.withUnsafeMutableBufferPointer { none in
-                        let sorter = Sorter(
-                            bytes: bytes, starts: starts, order: numbers, scratch: none)
-                        for index in 1..<numbers.count
-                        where !sorter.precedes(numbers[index - 1], numbers[index], depth: 0) {
-                            return false
-                        }
-                        return true
+                var previous = -1
+                for key in order {
+                    guard key >= 0 && key < count else { return false }
+                    if previous >= 0
+                        && !Self.precedes(previous, key, depth: 0, bytes: bytes, starts: starts)
+                    {
+                        return false
                     }
+                    previous = key
                 }
+                return true
             }
         }
+    }
+
+    /// Whether key `left` comes before key `right`, both sharing their
+    /// first `depth` bytes.
+    private static func precedes(
+        _ left: Int, _ right: Int, depth: Int, bytes: UnsafeBufferPointer<UInt8>,
+        starts: UnsafeBufferPointer<Int>
+    ) -> Bool {
+        let leftStart = starts[left] + depth
+        let rightStart = starts[right] + depth
+        let leftCount = starts[left + 1] - leftStart
+        let rightCount = starts[right + 1] - rightStart
+        let common = min(leftCount, rightCount)
+        let raw = UnsafeRawBufferPointer(bytes)
+        var offset = 0
+        // Eight bytes at a time: as big-endian integers they compare as
+        // the bytes do.
+        while offset + 8 <= common {
+            let leftWord = raw.loadUnaligned(
+                fromByteOffset: leftStart + offset, as: UInt64.self
+            ).bigEndian
+            let rightWord = raw.loadUnaligned(
+                fromByteOffset: rightStart + offset, as: UInt64.self
+            ).bigEndian
+            if leftWord != rightWord { return leftWord < rightWord }
+            offset += 8
+        }
+        while offset < common {
+            let leftByte = bytes[leftStart + offset]
+            let rightByte = bytes[rightStart + offset]
+            if leftByte != rightByte { return leftByte < rightByte }
+            offset += 1
+        }
+        return leftCount < rightCount
     }
 
     private struct Sorter {
@@ -207,33 +239,9 @@ struct ByteKeySort {
 
         /// Whether key `left` comes before key `right`, both sharing their
         /// first `depth` bytes.
-        func precedes(_ left: Int, _ right: Int, depth: Int) -> Bool {
-            let leftStart = starts[left] + depth
-            let rightStart = starts[right] + depth
-            let leftCount = starts[left + 1] - leftStart
-            let rightCount = starts[right + 1] - rightStart
-            let common = min(leftCount, rightCount)
-            let raw = UnsafeRawBufferPointer(bytes)
-            var offset = 0
-            // Eight bytes at a time: as big-endian integers they compare as
-            // the bytes do.
-            while offset + 8 <= common {
-                let leftWord = raw.loadUnaligned(
-                    fromByteOffset: leftStart + offset, as: UInt64.self
-                ).bigEndian
-                let rightWord = raw.loadUnaligned(
-                    fromByteOffset: rightStart + offset, as: UInt64.self
-                ).bigEndian
-                if leftWord != rightWord { return leftWord < rightWord }
-                offset += 8
-            }
-            while offset < common {
-                let leftByte = bytes[leftStart + offset]
-                let rightByte = bytes[rightStart + offset]
-                if leftByte != rightByte { return leftByte < rightByte }
-                offset += 1
-            }
-            return leftCount < rightCount
+        @inline(__always)
+        private func precedes(_ left: Int, _ right: Int, depth: Int) -> Bool {
+            ByteKeySort.precedes(left, right, depth: depth, bytes: bytes, starts: starts)
         }
     }
 }
