@@ -117,24 +117,34 @@ struct Cases {
 
     // P3
     /// 1,000 `edit`s from 1,000 child tasks at once, each of its own key, on
-    /// a store that starts with 20 keys (1,020 after the first round),
-    /// against one `set` on a 20-key store as P2 measures it — taken between
-    /// the rounds (five before each), so both sides of the ratio see the disk
-    /// as it is at the time.
+    /// a store of 1,020 keys (20, and the 1,000 the rounds set), against one
+    /// `set` on the same store — taken between the rounds (five before
+    /// each), so both sides of the ratio write the same file and see the
+    /// disk as it is at the time. Beside it, one `set` on a 20-key store,
+    /// which P3 was compared with before this release: a 1,020-key file takes
+    /// longer to write than a 20-key one whatever the library does, so that
+    /// ratio measures the file's size as much as group commit.
     func concurrentSets() async throws -> Row {
         let url = file("p3.json")
-        try await seed(url, twentyValues())
+        var seeded = twentyValues()
+        for index in 0..<1000 { seeded["c\(index)"] = .int(-1) }
+        try await seed(url, seeded)
         let store = try await PreferencesStore(fileURL: url)
-        let referenceURL = file("p3-one.json")
-        try await seed(referenceURL, twentyValues())
-        let reference = try await PreferencesStore(fileURL: referenceURL)
+        let smallURL = file("p3-small.json")
+        try await seed(smallURL, twentyValues())
+        let small = try await PreferencesStore(fileURL: smallURL)
         var samples: [Double] = []
         var singles: [Double] = []
+        var smallSingles: [Double] = []
         for round in 0..<(quick ? 5 : 15) {
             for index in 0..<5 {
                 singles.append(
                     try await timeAsync {
-                        try await reference.set(.benchCounter, round * 5 + index)
+                        try await store.set(.benchCounter, round * 5 + index)
+                    })
+                smallSingles.append(
+                    try await timeAsync {
+                        try await small.set(.benchCounter, round * 5 + index)
                     })
             }
             samples.append(
@@ -150,12 +160,19 @@ struct Cases {
                 })
         }
         let oneSet = median(singles)
+        let oneSmallSet = median(smallSingles)
         let ratio = median(samples) / oneSet
+        let smallRatio = median(samples) / oneSmallSet
         return Row(
-            id: "P3", measure: "1,000 concurrent sets", ours: format(nanoseconds: median(samples)),
-            comparison: "one set \(format(nanoseconds: oneSet)), taken between the rounds",
+            id: "P3", measure: "1,000 concurrent sets, 1,020-key store",
+            ours: format(nanoseconds: median(samples)),
+            comparison:
+                "one set on the same store \(format(nanoseconds: oneSet)), taken between the rounds; one set on a 20-key store \(format(nanoseconds: oneSmallSet)) (\(String(format: "%.2f", smallRatio))×)",
             ratio: ratio, target: "≤ 5× one set", met: ratio <= 5,
-            detail: ["ours_ns": median(samples), "one_set_ns": oneSet])
+            detail: [
+                "ours_ns": median(samples), "one_set_ns": oneSet,
+                "one_set_20_keys_ns": oneSmallSet,
+            ])
     }
 
     /// A 10,000-key file written by the store.
@@ -352,10 +369,15 @@ struct Cases {
         return store
     }
 
+    /// Beside each import, the floor of its write: the same bytes written
+    /// durably to a new file of the same directory with nothing around it
+    /// (``FloorWriter``), so the row shows how much of the time is the disk's.
     func importProperties() async throws -> Row {
         let source = try writePropertiesSource()
         var samples: [Double] = []
         var parses: [Double] = []
+        var floors: [Double] = []
+        var written: [UInt8] = []
         for round in 0..<(quick ? 5 : 15) {
             let target = file("imported-\(round).json")
             var parse = 0.0
@@ -366,15 +388,21 @@ struct Cases {
                 })
             parses.append(parse)
             withExtendedLifetime(imported) {}
+            if written.isEmpty { written = Array(try Data(contentsOf: target)) }
+            let floorPath = file("imported-floor-\(round).json").path
+            floors.append(time { FloorWriter.replace(written, at: floorPath) })
         }
         let total = median(samples)
         return Row(
             id: "P7", measure: "import a 10,000-line properties file (parse, one durable write)",
             ours: format(nanoseconds: total),
             comparison:
-                "of which reading and parsing \(format(nanoseconds: median(parses))); the 20-key durable set above is the write's floor",
+                "of which reading and parsing \(format(nanoseconds: median(parses))); floor: the same \(String(format: "%.1f", Double(written.count) / 1_048_576)) MiB written durably to a new file alone \(format(nanoseconds: median(floors)))",
             ratio: nil, target: "≤ 20 ms", met: total <= 20_000_000,
-            detail: ["ours_ns": total, "parse_ns": median(parses)])
+            detail: [
+                "ours_ns": total, "parse_ns": median(parses), "floor_ns": median(floors),
+                "file_bytes": Double(written.count),
+            ])
     }
 
     // P8

@@ -67,16 +67,14 @@ struct ConcurrentProfile {
 
     func run() async throws {
         let url = cases.file("profile-p3.json")
-        try await cases.seed(url, twentyValues())
+        // P3's store: 20 keys and the 1,000 the rounds set.
+        var seeded = twentyValues()
+        for index in 0..<1000 { seeded["c\(index)"] = .int(-1) }
+        try await cases.seed(url, seeded)
         let store = try await PreferencesStore(
             fileURL: url, liveReads: ProcessInfo.processInfo.environment["NOLIVE"] == nil)
         var totals: [Double] = []
         var writeCounts: [Int] = []
-        if case .serial = mode {
-            try await store.edit { prefs in
-                for index in 0..<1000 { prefs[raw: "c\(index)"] = .int(-1) }
-            }
-        }
         for round in 0..<rounds {
             let timeline = Timeline(count: 1000)
             let generationBefore = Self.writeGeneration(of: url)
