@@ -20,7 +20,7 @@ public struct MutablePreferences: Sendable {
     var failure: PreferencesError?
     /// Whether any value was changed (set to something different or removed).
     private(set) var changed = false
-    /// Notes a migration left for ``PreferencesStore/problems``.
+    /// Notes a migration or an edit left for ``PreferencesStore/problems``.
     private(set) var reports: [PreferencesProblem] = []
 
     /// An undo log for one transform of a group commit, so a transform that
@@ -188,7 +188,13 @@ public struct MutablePreferences: Sendable {
     }
 
     /// Leaves a note in ``PreferencesStore/problems`` once the edit is
-    /// committed — for example a migration reporting legacy entries it skipped.
+    /// committed — for example a migration reporting legacy entries it
+    /// skipped, or an import through `store.edit` reporting what it left out.
+    ///
+    /// A migration's notes stay until migrations run again. An edit's notes
+    /// stay while the store is open, the latest 100 of them, whether or not
+    /// the edit changed anything. The notes of an edit that throws, or whose
+    /// write fails, go with it.
     public mutating func report(_ message: String, key: String? = nil) {
         reports.append(PreferencesProblem(key: key, message: message))
     }

@@ -64,6 +64,9 @@ final class StoreCore: Sendable {
         /// Set while the backend reports its watch interrupted.
         var watchProblem: PreferencesProblem?
         var migrationProblems: [PreferencesProblem] = []
+        /// Notes left by committed edits (``MutablePreferences/report(_:key:)``),
+        /// the latest ``maxEditReports``.
+        var editReports: [PreferencesProblem] = []
         /// The keys declared by this process's handles, and why publishing them failed.
         var declared = PreferencesManifest()
         var manifestProblems: [PreferencesProblem] = []
@@ -73,7 +76,7 @@ final class StoreCore: Sendable {
 
         var problems: [PreferencesProblem] {
             recoveryProblems + fileProblems + (watchProblem.map { [$0] } ?? []) + migrationProblems
-                + manifestProblems
+                + editReports + manifestProblems
                 + mismatches.keys.sorted().compactMap { mismatches[$0] }
         }
 
@@ -649,6 +652,8 @@ final class StoreCore: Sendable {
         var outcomes = [Result<any Sendable, any Error>](
             repeating: .success(()), count: batch.count)
         var reencodes = takingLateEdits ? 0 : Self.maxReencodes
+        // The notes the batch's edits left, once it is committed.
+        var reports: [PreferencesProblem] = []
         do {
             try storage.withExclusiveAccess {
                 if !state.withLock({ $0.loaded }) { try load(policy: corruption) }
@@ -690,6 +695,7 @@ final class StoreCore: Sendable {
                             && (!working.changed
                                 || (changedKeys.map(\.isEmpty) ?? (working.values == base.values)))
                         {
+                            reports = working.reports
                             return
                         }
                         let document = StoreDocument(
@@ -707,6 +713,7 @@ final class StoreCore: Sendable {
                             continue
                         }
                         if let written = try storage.write(bytes, ifRevision: revision) {
+                            reports = working.reports
                             publish(document, revision: written, knownChanged: true)
                             return
                         }
@@ -719,6 +726,7 @@ final class StoreCore: Sendable {
                     operation: "write", path: storage.location, code: 0,
                     message: "the file kept changing during the write; try again")
             }
+            if !reports.isEmpty { keep(reports) }
         } catch let error as PreferencesError where batch.count > 1 && isPerEditError(error) {
             // One edit's result was too large: give each edit its own write so
             // only the offending one fails.
@@ -735,6 +743,19 @@ final class StoreCore: Sendable {
             }
         }
         return outcomes
+    }
+
+    /// How many notes left by edits ``problems`` keeps (the latest).
+    static let maxEditReports = 100
+
+    /// Lists notes left by committed edits among the problems.
+    private func keep(_ reports: [PreferencesProblem]) {
+        state.withLock { state in
+            state.editReports.append(contentsOf: reports)
+            let excess = state.editReports.count - Self.maxEditReports
+            if excess > 0 { state.editReports.removeFirst(excess) }
+        }
+        notifyProblemWatchers()
     }
 
     private func isPerEditError(_ error: PreferencesError) -> Bool {
