@@ -559,17 +559,12 @@ final class StoreCore: Sendable {
                     return
                 }
                 enqueue(PendingEdit(id: id, apply: apply, continuation: continuation))
+                // Cancelled between the check above and the queueing, the
+                // handler found nothing to drop.
+                if Task.isCancelled { dropPending(id) }
             }
         } onCancel: {
-            // An edit not yet picked up by a write is dropped; one already in
-            // a write completes normally.
-            let dropped = state.withLock { state -> PendingEdit? in
-                guard let index = state.pending.firstIndex(where: { $0.id == id }) else {
-                    return nil
-                }
-                return state.pending.remove(at: index)
-            }
-            dropped?.complete(.failure(CancellationError()))
+            dropPending(id)
         }
         // A `Void` result (`set`, `remove`, `clear`, most edits) needs no
         // cast: `()` is the only value there is.
@@ -577,6 +572,16 @@ final class StoreCore: Sendable {
         // `apply` returned a `Value`, boxed as `any Sendable` on the way.
         guard let value = result as? Value else { throw CancellationError() }
         return value
+    }
+
+    /// Fails the edit numbered `id` with `CancellationError` if no write
+    /// has picked it up yet; one already in a write completes normally.
+    private func dropPending(_ id: UInt64) {
+        let dropped = state.withLock { state -> PendingEdit? in
+            guard let index = state.pending.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.pending.remove(at: index)
+        }
+        dropped?.complete(.failure(CancellationError()))
     }
 
     /// Queues `edit` for the next write, and starts the writes if none is
@@ -639,10 +644,13 @@ final class StoreCore: Sendable {
     /// With `takingLateEdits`, edits queued while the write is being
     /// prepared join it, at the end of `batch`, in the order they were
     /// queued — as long as the file has not been touched yet: those queued
-    /// while the batch's transforms ran (up to ``maxLateTakes`` times), and
-    /// those queued while its document was encoded, which is then encoded
-    /// again (up to ``maxReencodes`` times, so a steady stream of edits
-    /// delays a write by two encodings at most). A burst of edits from many
+    /// while the batch's transforms ran (up to ``maxLateTakes`` times before
+    /// each encoding), and those queued while its document was encoded,
+    /// which is then encoded again (up to ``maxReencodes`` times in all, so
+    /// a steady stream of edits delays a write by two encodings, and the
+    /// edits taken in before each, at most; a backend without a lock that
+    /// loses its compare-and-swap applies the batch again, and may take in
+    /// more before each of its attempts). A burst of edits from many
     /// tasks then costs one or two durable writes instead of one for the
     /// first edit and one for the rest, and a lone edit costs one look at
     /// the queue.
