@@ -220,6 +220,9 @@ public final class PreferencesStore: Sendable {
     /// on the latest state (re-read if another process changed it); keep it
     /// short and free of side effects. If it throws, nothing is written for
     /// it and the error is rethrown; edits by other callers are unaffected.
+    /// Cancelling the calling task before a write has picked the edit up
+    /// throws `CancellationError` and changes nothing; an edit a write has
+    /// picked up completes normally.
     ///
     /// ```swift
     /// let launches = try await store.edit { prefs in
