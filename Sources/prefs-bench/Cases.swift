@@ -27,6 +27,13 @@ func twentyValues() -> [String: PreferenceValue] {
     return values
 }
 
+/// P3's store: the 20 keys, and the 1,000 (`c0` to `c999`) its rounds set.
+func concurrentSetValues() -> [String: PreferenceValue] {
+    var values = twentyValues()
+    for index in 0..<1000 { values["c\(index)"] = .int(-1) }
+    return values
+}
+
 struct Cases {
     let directory: URL
     let quick: Bool
@@ -126,9 +133,7 @@ struct Cases {
     /// ratio measures the file's size as much as group commit.
     func concurrentSets() async throws -> Row {
         let url = file("p3.json")
-        var seeded = twentyValues()
-        for index in 0..<1000 { seeded["c\(index)"] = .int(-1) }
-        try await seed(url, seeded)
+        try await seed(url, concurrentSetValues())
         let store = try await PreferencesStore(fileURL: url)
         let smallURL = file("p3-small.json")
         try await seed(smallURL, twentyValues())

@@ -67,10 +67,7 @@ struct ConcurrentProfile {
 
     func run() async throws {
         let url = cases.file("profile-p3.json")
-        // P3's store: 20 keys and the 1,000 the rounds set.
-        var seeded = twentyValues()
-        for index in 0..<1000 { seeded["c\(index)"] = .int(-1) }
-        try await cases.seed(url, seeded)
+        try await cases.seed(url, concurrentSetValues())
         let store = try await PreferencesStore(
             fileURL: url, liveReads: ProcessInfo.processInfo.environment["NOLIVE"] == nil)
         var totals: [Double] = []

@@ -89,6 +89,13 @@ final class StoreCore: Sendable {
         /// Work submitted to the queue and not finished yet, plus one while
         /// work runs on a caller's thread (``runInline(_:)``).
         var outstanding = 0
+
+        /// Takes every queued edit, in the order queued.
+        mutating func takePending() -> [PendingEdit] {
+            if pending.isEmpty { return [] }
+            defer { pending.removeAll() }
+            return pending
+        }
     }
 
     let state = Locked(State())
@@ -597,13 +604,10 @@ final class StoreCore: Sendable {
 
     private func drain() {
         while true {
-            var batch = state.withLock { state -> [PendingEdit] in
-                if state.pending.isEmpty {
-                    state.draining = false
-                    return []
-                }
-                defer { state.pending.removeAll() }
-                return state.pending
+            var batch = state.withLock { state in
+                let taken = state.takePending()
+                if taken.isEmpty { state.draining = false }
+                return taken
             }
             if batch.isEmpty { return }
             let outcomes = commit(&batch, takingLateEdits: true)
@@ -625,11 +629,7 @@ final class StoreCore: Sendable {
     private func takeLateEdits(
         into batch: inout [PendingEdit], outcomes: inout [Result<any Sendable, any Error>]
     ) -> Bool {
-        let late = state.withLock { state -> [PendingEdit] in
-            if state.pending.isEmpty { return [] }
-            defer { state.pending.removeAll() }
-            return state.pending
-        }
+        let late = state.withLock { $0.takePending() }
         if late.isEmpty { return false }
         batch.append(contentsOf: late)
         outcomes.append(
