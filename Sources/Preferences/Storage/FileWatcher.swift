@@ -53,6 +53,9 @@ final class FileWatcher: StorageWatch {
 
     let path: String
     private let mechanism: Mechanism
+    /// The pause after a file was created under the name
+    /// (``createdSettleDelay`` unless a test asks for another).
+    private let createdSettle: DispatchTimeInterval
     private let onChange: @Sendable () -> Void
     private var queue: DispatchQueue { Self.queue }
     private let running = Locked(Running())
@@ -83,10 +86,11 @@ final class FileWatcher: StorageWatch {
 
     private init(
         path: String, mechanism: Mechanism, target: String?,
-        onChange: @escaping @Sendable () -> Void
+        createdSettle: DispatchTimeInterval, onChange: @escaping @Sendable () -> Void
     ) {
         self.path = path
         self.mechanism = mechanism
+        self.createdSettle = createdSettle
         self.initialTarget = Locked(target)
         self.onChange = onChange
     }
@@ -106,12 +110,16 @@ final class FileWatcher: StorageWatch {
 
     /// Starts watching `path` (a file that need not exist yet); `target`
     /// is where its symlinks lead, when the caller has just resolved them.
+    /// `createdSettle` is the pause after a creation (tests lengthen it so
+    /// that a slow machine cannot outlast it).
     static func start(
         path: String, using mechanism: Mechanism = .native, target: String? = nil,
+        createdSettle: DispatchTimeInterval = createdSettleDelay,
         onChange: @escaping @Sendable () -> Void
     ) throws -> FileWatcher {
         let watcher = FileWatcher(
-            path: path, mechanism: mechanism, target: target, onChange: onChange)
+            path: path, mechanism: mechanism, target: target, createdSettle: createdSettle,
+            onChange: onChange)
         #if canImport(Darwin)
             // On the queue, so no event is handled before the sources are set up.
             Self.queue.sync {
@@ -319,7 +327,7 @@ final class FileWatcher: StorageWatch {
             } else if soon {
                 changedSoon()
             } else if created {
-                changedSoon(after: Self.createdSettleDelay)
+                changedSoon(after: createdSettle)
             }
         }
     #elseif canImport(Darwin)
