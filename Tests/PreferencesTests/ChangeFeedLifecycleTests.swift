@@ -111,22 +111,32 @@ import Testing
     @Test func aDirectoryWatchReusedWhileLingeringIsKeptThenReleased() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("a.json").path
-        var watches: Set<String> = []
+        let directoryPath = directory.path
         // Longer than the linger, so a removal comes due during the cycles.
-        let until = ContinuousClock.now + .milliseconds(1600)
-        while ContinuousClock.now < until {
-            let watcher = try FileWatcher.start(path: path) {}
-            watches.formUnion(watchNumbers(of: directory.path))
-            watcher.cancel()
-            try await Task.sleep(for: .milliseconds(40))
+        // On a thread of its own: a test run that keeps Swift's pool busy
+        // could wake a task's sleep later than the linger.
+        let cycled = await FileIntegrity.onThread(within: 60) {
+            () -> Result<Set<String>, any Error> in
+            Result {
+                var watches: Set<String> = []
+                let until = ContinuousClock.now + .milliseconds(1600)
+                while ContinuousClock.now < until {
+                    let watcher = try FileWatcher.start(path: path) {}
+                    watches.formUnion(Self.watchNumbers(of: directoryPath))
+                    watcher.cancel()
+                    Thread.sleep(forTimeInterval: 0.04)
+                }
+                return watches
+            }
         }
+        let watches = try #require(cycled, "the cycles did not end within 60 s").get()
         #expect(watches.count == 1, "the directory was unwatched and watched again: \(watches)")
         let unwatched = await eventually { DirectoryWatches.count(of: directory.path) == 0 }
         #expect(unwatched, "the directory is still watched after its last watcher was cancelled")
     }
 
     /// The inotify watch numbers on the directory at `path`.
-    private func watchNumbers(of path: String) -> Set<String> {
+    private static func watchNumbers(of path: String) -> Set<String> {
         guard let stamp = try? Platform.fileStamp(path) else { return [] }
         let inode = "ino:" + String(stamp.inode, radix: 16) + " "
         var numbers: Set<String> = []
