@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Preferences
+import Synchronization
 import Testing
 
 @testable import PreferencesEtcd
@@ -82,33 +83,110 @@ final class EtcdCluster: @unchecked Sendable {
         directory = try TemporaryDirectory(
             in: FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : nil)
         self.extraArguments = extraArguments
-        var ports = try Self.freePorts(2 * size)
-        members = (0..<size).map { index in
-            Member(
-                name: "m\(index)", clientPort: ports.removeFirst(), peerPort: ports.removeFirst(),
-                dataDirectory: "", process: nil)
+        members = []
+        // A port can still be taken between its check and the member's
+        // bind (by another program on the machine): then the cluster starts
+        // again on other ports, in fresh data directories.
+        for attempt in 1...Self.startAttempts {
+            var ports = try Self.freePorts(2 * size)
+            members = (0..<size).map { index in
+                Member(
+                    name: "m\(index)", clientPort: ports.removeFirst(),
+                    peerPort: ports.removeFirst(),
+                    dataDirectory: directory.path + "/start\(attempt)/m\(index)", process: nil,
+                    scheme: tls == nil ? "http" : "https")
+            }
+            for index in members.indices { try launch(index, state: "new") }
+            do {
+                try waitForLeader(deadline: 20)
+                return
+            } catch  where attempt < Self.startAttempts && portWasTaken() {
+                stopAll()
+            }
         }
-        members = members.map {
-            Member(
-                name: $0.name, clientPort: $0.clientPort, peerPort: $0.peerPort,
-                dataDirectory: directory.path + "/" + $0.name, process: nil)
+    }
+
+    /// How many times a cluster is started on fresh ports when a member
+    /// found one of its ports taken.
+    static let startAttempts = 3
+
+    /// Whether a member's log says one of its ports was taken.
+    private func portWasTaken() -> Bool {
+        members.contains { member in
+            (contents(directory.file("\(member.name).log")) ?? "").contains(
+                "address already in use")
         }
-        if tls != nil {
-            for index in members.indices { members[index].scheme = "https" }
-        }
-        for index in members.indices { try launch(index, state: "new") }
-        try waitForLeader(deadline: 20)
     }
 
     deinit {
         for index in members.indices { kill(index) }
     }
 
-    /// Ports that were free a moment ago (bound with port 0, then released).
+    /// Ports never handed out before in this process.
+    private static let handedOut = Mutex<Set<Int>>([])
+
+    /// Ports that were free a moment ago, chosen at random outside the
+    /// range the kernel takes the local ports of connections from
+    /// (`ip_local_port_range`). A port from that range (bind port 0, then
+    /// release it) can be taken by any connection made before the member
+    /// binds it, and the tests' etcd clients make many: the member then
+    /// fails with "address already in use". No port is handed out twice in
+    /// one process, so two clusters never share one.
     static func freePorts(_ count: Int) throws -> [Int] {
-        let (ports, sockets) = try boundPorts(count)
-        for socket in sockets { close(socket) }
+        let range = portsOutsideTheLocalRange()
+        var ports: [Int] = []
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<10_000 where ports.count < count {
+            let port = Int.random(in: range, using: &generator)
+            guard handedOut.withLock({ $0.insert(port).inserted }) else { continue }
+            if let socket = bindLoopback(port: port) {
+                close(socket)
+                ports.append(port)
+            }
+        }
+        guard ports.count == count else { throw PortError() }
         return ports
+    }
+
+    /// Ports no connection is given a local port from: below the kernel's
+    /// range where there is room, else above it.
+    static func portsOutsideTheLocalRange() -> ClosedRange<Int> {
+        let text = contents(URL(fileURLWithPath: "/proc/sys/net/ipv4/ip_local_port_range"))
+        let bounds = (text ?? "").split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        // Without the file (Darwin): the IANA dynamic range, Darwin's default.
+        let (low, high) = bounds.count == 2 ? (bounds[0], bounds[1]) : (49_152, 65_535)
+        if low - 10_000 >= 2_000 { return 10_000...(low - 1) }
+        if 65_535 - high >= 2_000 { return (high + 1)...65_535 }
+        return 1_024...65_535
+    }
+
+    /// A socket bound to `port` on loopback (0: any free port), with
+    /// `SO_REUSEADDR` as etcd's own listeners have it unless asked not to;
+    /// nil when it cannot be bound.
+    static func bindLoopback(port: Int, reuseAddress: Bool = true) -> Int32? {
+        #if canImport(Glibc)
+            let handle = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let handle = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard handle >= 0 else { return nil }
+        var reuse: Int32 = reuseAddress ? 1 : 0
+        _ = setsockopt(
+            handle, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(handle, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard bound else {
+            close(handle)
+            return nil
+        }
+        return handle
     }
 
     /// Ports bound on loopback and not listening: a connection to one is
@@ -116,30 +194,24 @@ final class EtcdCluster: @unchecked Sendable {
     static func boundPorts(_ count: Int) throws -> (ports: [Int], sockets: [Int32]) {
         var sockets: [Int32] = []
         var ports: [Int] = []
-        var done = false
-        defer { if !done { for socket in sockets { close(socket) } } }
         for _ in 0..<count {
-            #if canImport(Glibc)
-                let handle = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            #else
-                let handle = socket(AF_INET, SOCK_STREAM, 0)
-            #endif
-            guard handle >= 0 else { throw PortError() }
-            sockets.append(handle)
             var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = 0
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                    bind(handle, pointer, length) == 0 && getsockname(handle, pointer, &length) == 0
-                }
+            guard let socket = bindLoopback(port: 0, reuseAddress: false),
+                withUnsafeMutablePointer(
+                    to: &address,
+                    {
+                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                            getsockname(socket, $0, &length) == 0
+                        }
+                    })
+            else {
+                for socket in sockets { close(socket) }
+                throw PortError()
             }
-            guard bound else { throw PortError() }
+            sockets.append(socket)
             ports.append(Int(UInt16(bigEndian: address.sin_port)))
         }
-        done = true
         return (ports, sockets)
     }
 
