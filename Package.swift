@@ -23,9 +23,26 @@ let package = Package(
         // A small child program the tests and reliability harnesses start as a
         // real, separate process (crash, multi-process and fault scenarios).
         .executableTarget(name: "prefs-harness", dependencies: ["Preferences", "PreferencesEtcd"]),
+        // What the test targets share: temporary directories, child
+        // processes with deadlines, test etcd clusters, common keys.
+        .target(
+            name: "PreferencesTestSupport",
+            dependencies: ["Preferences", "PreferencesEtcd"],
+            path: "Tests/TestSupport"
+        ),
         .testTarget(
             name: "PreferencesTests",
-            dependencies: ["Preferences", "PreferencesEtcd", "PrefsCLI", "prefs", "prefs-harness"]
+            dependencies: ["Preferences", "PreferencesTestSupport", "prefs", "prefs-harness"]
+        ),
+        .testTarget(
+            name: "PreferencesEtcdTests",
+            dependencies: [
+                "Preferences", "PreferencesEtcd", "PreferencesTestSupport", "prefs-harness",
+            ]
+        ),
+        .testTarget(
+            name: "PrefsCLITests",
+            dependencies: ["Preferences", "PrefsCLI", "PreferencesTestSupport", "prefs"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import PreferencesTestSupport
 import Testing
 
 @testable import Preferences

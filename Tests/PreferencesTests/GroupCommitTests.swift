@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import PreferencesTestSupport
 import Testing
 
 @testable import Preferences

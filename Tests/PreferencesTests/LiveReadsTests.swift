@@ -1,4 +1,5 @@
 import Foundation
+import PreferencesTestSupport
 import Testing
 
 @testable import Preferences
@@ -274,17 +275,6 @@ final class Watchdog: Sendable {
     }
 
     func cancel() { cancelled.withLock { $0 = true } }
-}
-
-/// Checks `condition` every millisecond until it holds or `seconds` pass;
-/// for synchronous reads, which have no event to await.
-func eventually(seconds: Int = 10, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return condition()
 }
 
 /// The inotify watches this process holds, from /proc/self/fdinfo.

@@ -1,4 +1,5 @@
 import Foundation
+import PreferencesTestSupport
 import Testing
 
 @testable import Preferences
@@ -37,8 +38,8 @@ struct MigrationCrashPointTests {
                 legacy: reference.legacy, cleanUp: testCase.cleanUp))
         let final = try #require(contents(reference.file))
         #expect(
-            MigrationCrashTests.withoutChangeRecords(final)
-                != MigrationCrashTests.withoutChangeRecords(original))
+            withoutChangeRecords(final)
+                != withoutChangeRecords(original))
 
         let run = try MigrationCrashTests.Case(in: parent.url, index: 1)
         var environment = ProcessInfo.processInfo.environment
@@ -60,8 +61,8 @@ struct MigrationCrashPointTests {
         // The store holds exactly the old or the new state, as the point implies,
         // and the source is untouched either way.
         #expect(
-            MigrationCrashTests.withoutChangeRecords(contents(run.file))
-                == MigrationCrashTests.withoutChangeRecords(testCase.committed ? final : original))
+            withoutChangeRecords(contents(run.file))
+                == withoutChangeRecords(testCase.committed ? final : original))
         #expect(contents(run.legacy) == MigrationCrashTests.legacyText)
         #expect(!FileManager.default.fileExists(atPath: run.migrated.path))
 
@@ -73,8 +74,8 @@ struct MigrationCrashPointTests {
                 legacy: run.legacy, cleanUp: testCase.cleanUp))
         #expect(store.problems.isEmpty, "\(store.problems)")
         #expect(
-            MigrationCrashTests.withoutChangeRecords(contents(run.file))
-                == MigrationCrashTests.withoutChangeRecords(final))
+            withoutChangeRecords(contents(run.file))
+                == withoutChangeRecords(final))
         #expect(!FileManager.default.fileExists(atPath: run.legacy.path))
         if testCase.cleanUp == .rename {
             #expect(contents(run.migrated) == MigrationCrashTests.legacyText)

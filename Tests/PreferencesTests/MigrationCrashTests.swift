@@ -1,4 +1,5 @@
 import Foundation
+import PreferencesTestSupport
 import Testing
 
 @testable import Preferences
@@ -30,16 +31,6 @@ struct MigrationCrashTests {
         return text
     }()
 
-    /// A store file's text without its change records (`modified`), whose
-    /// times differ from run to run, in the file's own layout.
-    static func withoutChangeRecords(_ text: String?) -> String? {
-        guard let text, let root = try? PreferenceValue(jsonText: text),
-            case .object(var members) = root
-        else { return text }
-        members["modified"] = nil
-        return JSONText.encode(.object(members), pretty: true) + "\n"
-    }
-
     struct Case {
         let directory: URL
         var file: URL { directory.appendingPathComponent("settings.json") }
@@ -61,13 +52,13 @@ struct MigrationCrashTests {
 
         // The state a migration that is never interrupted produces.
         let reference = try Case(in: parent.url, index: -1)
-        let original = try #require(Self.withoutChangeRecords(contents(reference.file)))
+        let original = try #require(withoutChangeRecords(contents(reference.file)))
         _ = try await PreferencesStore(
             fileURL: reference.file, migrations: Self.migrations(legacy: reference.legacy))
-        let final = try #require(Self.withoutChangeRecords(contents(reference.file)))
-        #expect(final.contains("\"setting_1499\" : \"value 1499\""))
-        #expect(final.contains("\"language\" : \"de\""))
-        #expect(final.contains("\"map_zoom\" : 2.5"))
+        let final = try #require(withoutChangeRecords(contents(reference.file)))
+        #expect(final.contains("\"setting_1499\":\"value 1499\""))
+        #expect(final.contains("\"language\":\"de\""))
+        #expect(final.contains("\"map_zoom\":2.5"))
 
         // How long a whole child run takes (start to exit, measured by the
         // clock rather than by when its lines are read, which a busy machine
@@ -112,7 +103,7 @@ struct MigrationCrashTests {
             // After the kill: the store holds the old or the new state, the
             // source is in exactly one place, and it is gone only if its data
             // is in the store.
-            let stored = Self.withoutChangeRecords(contents(run.file))
+            let stored = withoutChangeRecords(contents(run.file))
             #expect(stored == original || stored == final, "run \(index): a half-migrated store")
             let sourcePresent = FileManager.default.fileExists(atPath: run.legacy.path)
             let sourceMoved = FileManager.default.fileExists(atPath: run.migrated.path)
@@ -134,7 +125,7 @@ struct MigrationCrashTests {
                     fileURL: run.file, migrations: Self.migrations(legacy: run.legacy))
             }
             #expect(
-                Self.withoutChangeRecords(contents(run.file)) == final,
+                withoutChangeRecords(contents(run.file)) == final,
                 "run \(index): the rerun ended elsewhere")
             #expect(!FileManager.default.fileExists(atPath: run.legacy.path))
             #expect(contents(run.migrated) == Self.legacyText)

@@ -1,5 +1,6 @@
 import Foundation
 import PreferencesEtcd
+import PreferencesTestSupport
 import Testing
 
 @testable import Preferences

@@ -25,7 +25,7 @@ protocol EtcdLineStream: Sendable {
 }
 
 /// What one request to one endpoint produced.
-enum EtcdAnswer {
+package enum EtcdAnswer {
     /// The server answered (any status), with its JSON body.
     case reply(status: Int, json: [String: Any])
     /// No answer; `sent` is false when the request surely never reached a server.

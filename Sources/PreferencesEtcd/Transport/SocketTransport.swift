@@ -10,7 +10,9 @@ import Foundation
 /// closes a connection after taking a request and before answering —
 /// exactly what a member killed mid-request does, which the etcd backend
 /// must survive (E4).
-final class SocketTransport: EtcdTransport {
+package final class SocketTransport: EtcdTransport {
+    package init() {}
+
     private let idle = Protected<[String: [PooledConnection]]>([:])
 
     /// A connection handed between threads, used by one at a time.
@@ -31,7 +33,7 @@ final class SocketTransport: EtcdTransport {
         return base + path
     }
 
-    func send(
+    package func send(
         _ path: String, _ payload: Data, to endpoint: URL, token: String?, deadline: DispatchTime
     ) -> EtcdAnswer {
         let (host, port, key) = Self.address(endpoint)

@@ -1,3 +1,4 @@
+import PreferencesTestSupport
 import Testing
 
 @testable import Preferences

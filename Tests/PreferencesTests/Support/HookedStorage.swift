@@ -1,4 +1,5 @@
 import Foundation
+import PreferencesTestSupport
 
 @testable import Preferences
 
@@ -7,15 +8,15 @@ import Foundation
 /// every revision check and may throw to make it fail. Both run on the
 /// store's queue. `watchWith`, when given, starts the watch instead of the
 /// backend (a chosen watch mechanism, say).
-final class HookedStorage: PreferencesStorage {
-    typealias WatchStarter =
+package final class HookedStorage: PreferencesStorage {
+    package typealias WatchStarter =
         @Sendable (@escaping @Sendable () -> Void) throws -> (any StorageWatch)?
-    let base: any PreferencesStorage
-    let afterRead: @Sendable (StoredContents) -> Void
-    let beforeRevision: @Sendable () throws -> Void
-    let watchWith: WatchStarter?
+    package let base: any PreferencesStorage
+    package let afterRead: @Sendable (StoredContents) -> Void
+    package let beforeRevision: @Sendable () throws -> Void
+    package let watchWith: WatchStarter?
 
-    init(
+    package init(
         _ base: any PreferencesStorage,
         afterRead: @escaping @Sendable (StoredContents) -> Void = { _ in },
         beforeRevision: @escaping @Sendable () throws -> Void = {},
@@ -27,25 +28,29 @@ final class HookedStorage: PreferencesStorage {
         self.watchWith = watchWith
     }
 
-    var location: String { base.location }
-    var identity: String? { nil }
-    func read() throws -> StoredContents {
+    package var location: String { base.location }
+    package var identity: String? { nil }
+    package func read() throws -> StoredContents {
         let contents = try base.read()
         afterRead(contents)
         return contents
     }
-    func currentRevision() throws -> StorageRevision {
+    package func currentRevision() throws -> StorageRevision {
         try beforeRevision()
         return try base.currentRevision()
     }
-    func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws -> StorageRevision? {
+    package func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws
+        -> StorageRevision?
+    {
         try base.write(bytes, ifRevision: expected)
     }
-    func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
+    package func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
         try base.withExclusiveAccess(body)
     }
-    func setAsideCorrupt(stamp: String) throws -> String { try base.setAsideCorrupt(stamp: stamp) }
-    func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
+    package func setAsideCorrupt(stamp: String) throws -> String {
+        try base.setAsideCorrupt(stamp: stamp)
+    }
+    package func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
         if let watchWith { return try watchWith(onChange) }
         return try base.watch(onChange)
     }

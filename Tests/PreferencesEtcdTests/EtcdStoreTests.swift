@@ -1,4 +1,5 @@
 import Foundation
+import PreferencesTestSupport
 import Testing
 
 @testable import Preferences
@@ -50,8 +51,8 @@ struct EtcdStoreTests {
         let shown = try await etcdctlGet(cluster, key)
         // etcdctl adds a newline after the value; the change records' times differ.
         #expect(
-            MigrationCrashTests.withoutChangeRecords(shown)
-                == MigrationCrashTests.withoutChangeRecords(contents(directory.file("same.json"))))
+            withoutChangeRecords(shown)
+                == withoutChangeRecords(contents(directory.file("same.json"))))
         #expect(shown.hasSuffix("}\n\n"))
         #expect(shown.contains("\"modified\""))
         #expect(shown.contains("\"language\" : \"fr\""))

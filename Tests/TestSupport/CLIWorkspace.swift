@@ -1,14 +1,13 @@
 import Foundation
+import Preferences
 import Testing
 
-@testable import Preferences
-
 /// A store file in a fresh directory, driven through the built `prefs` binary.
-final class CLIWorkspace: Sendable {
-    let directory: TemporaryDirectory
-    let store: URL
+package final class CLIWorkspace: Sendable {
+    package let directory: TemporaryDirectory
+    package let store: URL
 
-    init() throws {
+    package init() throws {
         directory = try TemporaryDirectory()
         store = directory.file("prefs.json")
     }
@@ -18,21 +17,23 @@ final class CLIWorkspace: Sendable {
     /// the call throws ``DeadlineExceeded`` with the command line and what
     /// the child printed.
     @discardableResult
-    func prefs(_ arguments: String..., timeout: Duration = .seconds(120)) async throws
+    package func prefs(_ arguments: String..., timeout: Duration = .seconds(120)) async throws
         -> ProcessOutput
     {
         try await prefs(arguments, timeout: timeout)
     }
 
     @discardableResult
-    func prefs(_ arguments: [String], timeout: Duration = .seconds(120)) async throws
+    package func prefs(_ arguments: [String], timeout: Duration = .seconds(120)) async throws
         -> ProcessOutput
     {
         try await runChild("prefs", ["--file", store.path] + arguments, timeout: timeout)
     }
 
     /// Runs `prefs` with no `--file`, with `PREFS_HOME` (or other variables) set.
-    func prefs(environment: [String: String], _ arguments: [String]) async throws -> ProcessOutput {
+    package func prefs(environment: [String: String], _ arguments: [String]) async throws
+        -> ProcessOutput
+    {
         var merged = ProcessInfo.processInfo.environment
         merged["PREFS_HOME"] = nil
         merged["XDG_CONFIG_HOME"] = nil
@@ -41,16 +42,16 @@ final class CLIWorkspace: Sendable {
     }
 
     /// The stored values, read through the library.
-    func storedValues() async throws -> [String: PreferenceValue] {
+    package func storedValues() async throws -> [String: PreferenceValue] {
         try await PreferencesStore(fileURL: store).snapshot.values
     }
 
-    func file(_ name: String) -> URL { directory.file(name) }
+    package func file(_ name: String) -> URL { directory.file(name) }
 }
 
 extension ProcessOutput {
     /// Standard output without its final newline.
-    var line: String {
+    package var line: String {
         standardOutput.hasSuffix("\n") ? String(standardOutput.dropLast()) : standardOutput
     }
 }

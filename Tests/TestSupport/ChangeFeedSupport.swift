@@ -1,34 +1,33 @@
 import Foundation
+import Preferences
 import Synchronization
 import Testing
-
-@testable import Preferences
 
 /// Consumes a change feed as fast as it can and lets a test await the next
 /// value that satisfies a condition. A value that never comes fails after
 /// `timeout` instead of hanging the run (a guard, not a timing assertion).
-final class FeedRecorder<Element: Sendable>: Sendable {
+package final class FeedRecorder<Element: Sendable>: Sendable {
     private struct Waiter {
-        let id: Int
-        let matches: @Sendable (Element) -> Bool
-        let continuation: CheckedContinuation<Element?, Never>
+        package let id: Int
+        package let matches: @Sendable (Element) -> Bool
+        package let continuation: CheckedContinuation<Element?, Never>
     }
 
     private struct State {
-        var values: [Element] = []
-        var cursor = 0
-        var waiter: Waiter?
-        var nextID = 0
+        package var values: [Element] = []
+        package var cursor = 0
+        package var waiter: Waiter?
+        package var nextID = 0
     }
 
     private final class Shared: Sendable {
-        let state = Mutex(State())
+        package let state = Mutex(State())
     }
 
     private let shared = Shared()
     private let task = Mutex<Task<Void, Never>?>(nil)
 
-    init(_ stream: AsyncStream<Element>) {
+    package init(_ stream: AsyncStream<Element>) {
         let consumer = Task { [shared] in
             for await value in stream {
                 let woken = shared.state.withLock {
@@ -48,11 +47,11 @@ final class FeedRecorder<Element: Sendable>: Sendable {
     deinit { task.withLock { $0?.cancel() } }
 
     /// Every value received so far.
-    var values: [Element] { shared.state.withLock { $0.values } }
+    package var values: [Element] { shared.state.withLock { $0.values } }
 
     /// The first value after the last match that satisfies `matches`, or
     /// nil if none arrives within `timeout`.
-    func next(
+    package func next(
         where matches: @escaping @Sendable (Element) -> Bool, timeout: Duration = .seconds(20)
     ) async -> Element? {
         await withCheckedContinuation { (continuation: CheckedContinuation<Element?, Never>) in
@@ -84,7 +83,7 @@ final class FeedRecorder<Element: Sendable>: Sendable {
     }
 
     /// Ends the subscription and waits until the consumer has stopped.
-    func cancel() async {
+    package func cancel() async {
         let consumer = task.withLock { $0 }
         consumer?.cancel()
         await consumer?.value
@@ -93,34 +92,36 @@ final class FeedRecorder<Element: Sendable>: Sendable {
 
 extension FeedRecorder where Element: Equatable {
     /// The next value equal to `expected`, or nil after `timeout`.
-    func next(_ expected: Element, timeout: Duration = .seconds(20)) async -> Element? {
+    package func next(_ expected: Element, timeout: Duration = .seconds(20)) async -> Element? {
         await next(where: { $0 == expected }, timeout: timeout)
     }
 }
 
 /// Replaces a file the way editors and other tools do: write a temporary
 /// file beside it, then rename it over the name.
-func replaceAtomically(_ url: URL, with text: String) throws {
+package func replaceAtomically(_ url: URL, with text: String) throws {
     let temporary = url.deletingLastPathComponent().appendingPathComponent(
         ".\(url.lastPathComponent).\(UUID().uuidString).swp")
     try write(text, to: temporary)
-    try Platform.rename(temporary.path, url.path)
+    guard rename(temporary.path, url.path) == 0 else {
+        throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+    }
 }
 
 /// A store file holding `values` (JSON text of the values object).
-func storeFile(_ values: String) -> String {
+package func storeFile(_ values: String) -> String {
     "{\n  \"format\" : 1,\n  \"values\" : \(values)\n}\n"
 }
 
 /// Open descriptors of this process that a file store could hold (network
 /// sockets, which the etcd tests running beside open by the dozen, are left
 /// out), with what each refers to.
-func openDescriptors() -> [Int32: String] {
+package func openDescriptors() -> [Int32: String] {
     allOpenDescriptors().filter { !$0.value.hasPrefix("socket:") }
 }
 
 /// Every open descriptor of this process, with what each refers to.
-func allOpenDescriptors() -> [Int32: String] {
+package func allOpenDescriptors() -> [Int32: String] {
     var result: [Int32: String] = [:]
     let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
     for name in names {

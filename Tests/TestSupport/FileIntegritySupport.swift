@@ -1,8 +1,7 @@
 import Foundation
+import Preferences
 import Synchronization
 import Testing
-
-@testable import Preferences
 
 #if canImport(Glibc)
     import Glibc
@@ -13,22 +12,21 @@ import Testing
 /// Helpers for the file backend's integrity tests: waits with deadlines that
 /// never block Swift's cooperative pool, children that hold a store's lock
 /// or run as another user, and a file system with coarse timestamps.
-enum FileIntegrity {
+package enum FileIntegrity {
     /// Resumes a continuation once, from whichever side finishes first.
     private final class Once<T: Sendable>: Sendable {
-        // Locked, not Mutex: ThreadSanitizer models pthread mutexes only.
-        let continuation: Locked<CheckedContinuation<T?, Never>?>
-        init(_ continuation: CheckedContinuation<T?, Never>) {
-            self.continuation = Locked(continuation)
+        package let continuation: LockedBox<CheckedContinuation<T?, Never>?>
+        package init(_ continuation: CheckedContinuation<T?, Never>) {
+            self.continuation = LockedBox(continuation)
         }
-        func resume(_ value: T?) {
+        package func resume(_ value: T?) {
             continuation.withLock { $0.take() }?.resume(returning: value)
         }
     }
 
     /// Runs blocking `body` on a dedicated thread; nil when it has not
     /// finished within `seconds` (the thread is then left to finish).
-    static func onThread<T: Sendable>(
+    package static func onThread<T: Sendable>(
         within seconds: Double, _ body: @escaping @Sendable () -> T
     ) async -> T? {
         await withCheckedContinuation { continuation in
@@ -39,7 +37,7 @@ enum FileIntegrity {
     }
 
     /// The outcome of `operation`; nil when it has not finished within `seconds`.
-    static func outcome<T: Sendable>(
+    package static func outcome<T: Sendable>(
         within seconds: Double, _ operation: @escaping @Sendable () async throws -> T
     ) async -> Result<T, any Error>? {
         await withCheckedContinuation { continuation in
@@ -56,7 +54,7 @@ enum FileIntegrity {
     /// Runs a product to completion as `user` (via setpriv), or as ourselves
     /// when nil, waiting off the cooperative pool at most `seconds`; past
     /// that the child is killed and the call throws with what it printed.
-    static func runProduct(
+    package static func runProduct(
         _ product: String, _ arguments: [String], as user: UInt32? = nil,
         within seconds: Double = 60
     ) async throws -> ProcessOutput {
@@ -64,31 +62,28 @@ enum FileIntegrity {
     }
 
     /// `stat` of a path without following a final symlink.
-    static func linkOwner(_ path: String) -> UInt32? {
-        var info = Platform.systemStat()
-        guard lstat(path, &info) == 0 else { return nil }
-        return UInt32(info.st_uid)
+    package static func linkOwner(_ path: String) -> UInt32? {
+        fileStatus(path, followingLinks: false).map { UInt32($0.st_uid) }
     }
 
-    static func owner(_ path: String) -> UInt32? {
-        (try? Platform.fileStamp(path))??.uid
+    package static func owner(_ path: String) -> UInt32? {
+        fileStatus(path).map { UInt32($0.st_uid) }
     }
 
-    static func exists(_ path: String) -> Bool {
-        var info = Platform.systemStat()
-        return lstat(path, &info) == 0
+    package static func exists(_ path: String) -> Bool {
+        fileStatus(path, followingLinks: false) != nil
     }
 }
 
 /// A `prefs-harness hold-lock` child: it takes a store's lock and holds it
 /// until its standard input closes (or it is killed).
-final class LockHolder: @unchecked Sendable {
-    let process = Process()
+package final class LockHolder: @unchecked Sendable {
+    package let process = Process()
     private let input = Pipe()
     private let output = Pipe()
 
     /// Starts the child and waits (at most 30 s) until it holds the lock.
-    init(_ url: URL) async throws {
+    package init(_ url: URL) async throws {
         process.executableURL = productURL("prefs-harness")
         process.arguments = ["hold-lock", url.path]
         process.standardInput = input
@@ -113,12 +108,12 @@ final class LockHolder: @unchecked Sendable {
         }
     }
 
-    var pid: Int32 { process.processIdentifier }
+    package var pid: Int32 { process.processIdentifier }
 
-    func stop() { sendSignal(SIGSTOP, to: pid) }
+    package func stop() { sendSignal(SIGSTOP, to: pid) }
 
     /// Closes the child's input: it lets the lock go and exits.
-    func release() { try? input.fileHandleForWriting.close() }
+    package func release() { try? input.fileHandleForWriting.close() }
 
     // Killed, not waited for: a deinit runs on whatever thread drops the
     // last reference, often one of the cooperative pool's. Foundation reaps it.
@@ -129,11 +124,11 @@ final class LockHolder: @unchecked Sendable {
 /// from the kernel's coarse clock and are never made finer on demand, so two
 /// writes within one clock tick leave the same modification and change
 /// times: the case SPEC S13 is about.
-final class RamfsMount {
-    let directory: TemporaryDirectory
-    var url: URL { directory.url }
+package final class RamfsMount {
+    package let directory: TemporaryDirectory
+    package var url: URL { directory.url }
 
-    init?() {
+    package init?() {
         guard let directory = try? TemporaryDirectory() else { return nil }
         self.directory = directory
         guard FileSystemMount.mount("ramfs", at: directory.path, options: "mode=0700") else {
@@ -143,5 +138,5 @@ final class RamfsMount {
 
     deinit { FileSystemMount.unmount(directory.path) }
 
-    static let isAvailable: Bool = RamfsMount() != nil
+    package static let isAvailable: Bool = RamfsMount() != nil
 }

@@ -1,8 +1,10 @@
 import Foundation
 import PreferencesEtcd
+import PreferencesTestSupport
 import Testing
 
 @testable import Preferences
+@testable import PreferencesEtcd
 
 /// `prefs` against etcd (E7): the same commands, output and exit codes as
 /// on a file.

@@ -1,10 +1,9 @@
 import Dispatch
 import Foundation
 import Preferences
+import PreferencesEtcd
 import Synchronization
 import Testing
-
-@testable import PreferencesEtcd
 
 #if canImport(Glibc)
     import Glibc
@@ -13,14 +12,14 @@ import Testing
 #endif
 
 /// The `etcd` server binary, when installed (Debian's `etcd-server`).
-let etcdServerPath: String? = findExecutable("etcd")
+package let etcdServerPath: String? = findExecutable("etcd")
 /// The `etcdctl` client (Debian's `etcd-client`).
-let etcdctlPath: String? = findExecutable("etcdctl")
+package let etcdctlPath: String? = findExecutable("etcdctl")
 /// Whether the etcd tests can run here.
-let etcdAvailable = etcdServerPath != nil && etcdctlPath != nil
-let etcdUnavailableReason: Comment = "etcd-server and etcd-client are not installed"
+package let etcdAvailable = etcdServerPath != nil && etcdctlPath != nil
+package let etcdUnavailableReason: Comment = "etcd-server and etcd-client are not installed"
 
-func findExecutable(_ name: String) -> String? {
+package func findExecutable(_ name: String) -> String? {
     let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
     for directory in path.split(separator: ":") + ["/usr/bin", "/usr/local/bin"] {
         let candidate = "\(directory)/\(name)"
@@ -31,7 +30,7 @@ func findExecutable(_ name: String) -> String? {
 
 /// Runs blocking work (an etcd call, a child process) on a dispatch queue,
 /// never on Swift's cooperative pool, and awaits its result.
-func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+package func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
     }
@@ -44,41 +43,46 @@ func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async thro
 /// cannot leave a server running for more than a few minutes) and is
 /// killed when the cluster object goes away. All methods block: call them
 /// through ``offPool(_:)`` from async tests.
-final class EtcdCluster: @unchecked Sendable {
-    struct Member {
-        let name: String
-        let clientPort: Int
-        let peerPort: Int
-        let dataDirectory: String
-        var process: Process?
+package final class EtcdCluster: @unchecked Sendable {
+    package struct Member {
+        package let name: String
+        package let clientPort: Int
+        package let peerPort: Int
+        package let dataDirectory: String
+        package var process: Process?
         /// Signalled when `process` has exited.
-        var exited: DispatchSemaphore?
-        var scheme = "http"
-        var clientURL: URL { URL(string: "\(scheme)://127.0.0.1:\(clientPort)")! }
-        var peerURL: String { "http://127.0.0.1:\(peerPort)" }
+        package var exited: DispatchSemaphore?
+        package var scheme = "http"
+        package var clientURL: URL { URL(string: "\(scheme)://127.0.0.1:\(clientPort)")! }
+        package var peerURL: String { "http://127.0.0.1:\(peerPort)" }
     }
 
     /// The longest a member process may live.
-    static let lifetime = 300
+    package static let lifetime = 300
     /// Data directories and logs; in memory (/dev/shm) where there is one,
     /// so members' fsyncs cost little.
-    let directory: TemporaryDirectory
+    package let directory: TemporaryDirectory
     private(set) var members: [Member]
-    let token = "prefs-test-\(UUID().uuidString.prefix(8))"
-    let extraArguments: [String]
+    package let token = "prefs-test-\(UUID().uuidString.prefix(8))"
+    package let extraArguments: [String]
     private let lock = NSLock()
 
     /// Starts `size` members and waits (up to 20 s) until the cluster has a leader.
     /// With TLS: the server's certificate and key, and the authority that
     /// signed it (for `etcdctl`); clients then use `https://`.
-    struct TLS {
-        let certificate: String
-        let key: String
-        let authority: String
+    package struct TLS {
+        package let certificate: String
+        package let key: String
+        package let authority: String
+        package init(certificate: String, key: String, authority: String) {
+            self.certificate = certificate
+            self.key = key
+            self.authority = authority
+        }
     }
-    let tls: TLS?
+    package let tls: TLS?
 
-    init(size: Int = 1, extraArguments: [String] = [], tls: TLS? = nil) throws {
+    package init(size: Int = 1, extraArguments: [String] = [], tls: TLS? = nil) throws {
         self.tls = tls
         directory = try TemporaryDirectory(
             in: FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : nil)
@@ -108,7 +112,7 @@ final class EtcdCluster: @unchecked Sendable {
 
     /// How many times a cluster is started on fresh ports when a member
     /// found one of its ports taken.
-    static let startAttempts = 3
+    package static let startAttempts = 3
 
     /// Whether a member's log says one of its ports was taken.
     private func portWasTaken() -> Bool {
@@ -132,7 +136,7 @@ final class EtcdCluster: @unchecked Sendable {
     /// binds it, and the tests' etcd clients make many: the member then
     /// fails with "address already in use". No port is handed out twice in
     /// one process, so two clusters never share one.
-    static func freePorts(_ count: Int) throws -> [Int] {
+    package static func freePorts(_ count: Int) throws -> [Int] {
         let range = portsOutsideTheLocalRange()
         var ports: [Int] = []
         var generator = SystemRandomNumberGenerator()
@@ -150,7 +154,7 @@ final class EtcdCluster: @unchecked Sendable {
 
     /// Ports no connection is given a local port from: below the kernel's
     /// range where there is room, else above it.
-    static func portsOutsideTheLocalRange() -> ClosedRange<Int> {
+    package static func portsOutsideTheLocalRange() -> ClosedRange<Int> {
         let text = contents(URL(fileURLWithPath: "/proc/sys/net/ipv4/ip_local_port_range"))
         let bounds = (text ?? "").split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
         // Without the file (Darwin): the IANA dynamic range, Darwin's default.
@@ -163,7 +167,7 @@ final class EtcdCluster: @unchecked Sendable {
     /// A socket bound to `port` on loopback (0: any free port), with
     /// `SO_REUSEADDR` as etcd's own listeners have it unless asked not to;
     /// nil when it cannot be bound.
-    static func bindLoopback(port: Int, reuseAddress: Bool = true) -> Int32? {
+    package static func bindLoopback(port: Int, reuseAddress: Bool = true) -> Int32? {
         #if canImport(Glibc)
             let handle = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -191,7 +195,7 @@ final class EtcdCluster: @unchecked Sendable {
 
     /// Ports bound on loopback and not listening: a connection to one is
     /// refused, and no other process can take it until its socket is closed.
-    static func boundPorts(_ count: Int) throws -> (ports: [Int], sockets: [Int32]) {
+    package static func boundPorts(_ count: Int) throws -> (ports: [Int], sockets: [Int32]) {
         var sockets: [Int32] = []
         var ports: [Int] = []
         for _ in 0..<count {
@@ -215,20 +219,20 @@ final class EtcdCluster: @unchecked Sendable {
         return (ports, sockets)
     }
 
-    struct PortError: Error {}
+    package struct PortError: Error {}
 
-    var endpoints: [URL] { members.map { $0.clientURL } }
-    var endpointList: String { endpoints.map { $0.absoluteString }.joined(separator: ",") }
+    package var endpoints: [URL] { members.map { $0.clientURL } }
+    package var endpointList: String { endpoints.map { $0.absoluteString }.joined(separator: ",") }
 
     /// A client configuration for the whole cluster.
-    func configuration(timeout: TimeInterval = 5, credentials: EtcdCredentials? = nil)
+    package func configuration(timeout: TimeInterval = 5, credentials: EtcdCredentials? = nil)
         -> EtcdConfiguration
     {
         EtcdConfiguration(endpoints: endpoints, credentials: credentials, timeout: timeout)
     }
 
     /// A backend for `key` on this cluster.
-    func storage(
+    package func storage(
         _ key: String, timeout: TimeInterval = 5, credentials: EtcdCredentials? = nil,
         sharesState: Bool = true
     ) throws -> EtcdStorage {
@@ -291,7 +295,7 @@ final class EtcdCluster: @unchecked Sendable {
 
     /// Kills a member with SIGKILL and waits (up to 10 s) until it is gone;
     /// a member still there after that is recorded as a test issue.
-    func kill(_ index: Int) {
+    package func kill(_ index: Int) {
         guard let process = members[index].process else { return }
         if let server = serverPID(index) { sendSignal(SIGKILL, to: server) }
         if process.isRunning { sendSignal(SIGKILL, to: process.processIdentifier) }
@@ -308,29 +312,29 @@ final class EtcdCluster: @unchecked Sendable {
 
     /// Stops a member with SIGSTOP: it keeps its sockets open and answers
     /// nothing, like a machine gone without closing its connections.
-    func pause(_ index: Int) {
+    package func pause(_ index: Int) {
         if let server = serverPID(index) { sendSignal(SIGSTOP, to: server) }
     }
 
     /// Lets a member stopped with ``pause(_:)`` go on (SIGCONT).
-    func resume(_ index: Int) {
+    package func resume(_ index: Int) {
         if let server = serverPID(index) { sendSignal(SIGCONT, to: server) }
     }
 
     /// Stops every member (SIGKILL).
-    func stopAll() {
+    package func stopAll() {
         for index in members.indices { kill(index) }
     }
 
     /// Starts a stopped member again on its data directory, and waits
     /// until it answers (up to 20 s).
-    func restart(_ index: Int) throws {
+    package func restart(_ index: Int) throws {
         try launch(index, state: "existing")
         try waitForLeader(deadline: 20, members: [index])
     }
 
     /// Restarts every member and waits for a leader.
-    func restartAll() throws {
+    package func restartAll() throws {
         for index in members.indices { try launch(index, state: "existing") }
         try waitForLeader(deadline: 20)
     }
@@ -340,7 +344,7 @@ final class EtcdCluster: @unchecked Sendable {
     /// A raw gateway call to member `index`: the HTTP status and the JSON
     /// reply. (Through the backend's socket transport: `URLSession` on Linux
     /// aborts the process when a server drops a connection mid-request.)
-    func post(
+    package func post(
         _ index: Int, _ path: String, _ body: [String: Any], token: String? = nil,
         timeout: TimeInterval = 5
     ) throws -> (status: Int, json: [String: Any]) {
@@ -356,13 +360,13 @@ final class EtcdCluster: @unchecked Sendable {
         }
     }
 
-    struct Status {
-        let memberID: String
-        let leader: String
+    package struct Status {
+        package let memberID: String
+        package let leader: String
     }
 
     /// `POST /v3/maintenance/status` on one member, or nil when it does not answer.
-    func status(_ index: Int, timeout: TimeInterval = 1) -> Status? {
+    package func status(_ index: Int, timeout: TimeInterval = 1) -> Status? {
         guard let reply = try? post(index, "/v3/maintenance/status", [:], timeout: timeout),
             reply.status == 200, let header = reply.json["header"] as? [String: Any]
         else { return nil }
@@ -372,7 +376,8 @@ final class EtcdCluster: @unchecked Sendable {
     }
 
     /// Waits until every listed member answers and knows a leader.
-    func waitForLeader(deadline seconds: TimeInterval, members indices: [Int]? = nil) throws {
+    package func waitForLeader(deadline seconds: TimeInterval, members indices: [Int]? = nil) throws
+    {
         let deadline = Date().addingTimeInterval(seconds)
         let indices = indices ?? Array(members.indices)
         if tls != nil {
@@ -395,13 +400,14 @@ final class EtcdCluster: @unchecked Sendable {
         )
     }
 
-    struct ClusterError: Error, CustomStringConvertible {
-        let message: String
-        var description: String { message }
+    package struct ClusterError: Error, CustomStringConvertible {
+        package let message: String
+        package init(message: String) { self.message = message }
+        package var description: String { message }
     }
 
     /// The index of the current leader.
-    func leaderIndex() throws -> Int {
+    package func leaderIndex() throws -> Int {
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             for index in members.indices where members[index].process != nil {
@@ -420,7 +426,7 @@ final class EtcdCluster: @unchecked Sendable {
 
     /// Runs `etcdctl` against the cluster (or only `members`), killed after 15 s at most.
     @discardableResult
-    func etcdctl(
+    package func etcdctl(
         _ arguments: [String], input: String? = nil, user: String? = nil, members: [Int]? = nil
     ) throws -> ProcessOutput {
         let chosen = members.map { $0.map { endpoints[$0].absoluteString } } ?? [endpointList]
@@ -438,7 +444,7 @@ final class EtcdCluster: @unchecked Sendable {
 /// Runs a program to completion with optional standard input. Every caller
 /// runs it under `timeout --signal=KILL N`, which bounds the wait: the
 /// program's pipes close when `timeout` kills it.
-func runBounded(
+package func runBounded(
     _ path: String, _ arguments: [String], input: String? = nil,
     environment: [String: String]? = nil
 ) throws -> ProcessOutput {
@@ -470,29 +476,18 @@ func runBounded(
         standardError: String(decoding: errors.value, as: UTF8.self))
 }
 
-/// A value shared between threads in test helpers.
-final class LockedBox<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
-    var value: Value {
-        get { lock.lock(); defer { lock.unlock() }; return stored }
-        set { lock.lock(); stored = newValue; lock.unlock() }
-    }
-}
-
 /// A key unique to one test.
-func uniqueKey(_ name: String = "store") -> String {
+package func uniqueKey(_ name: String = "store") -> String {
     "/prefs-test/\(name)-\(UUID().uuidString.prefix(8))"
 }
 
 /// One single-member cluster shared by the tests that need nothing but a
 /// working etcd (each uses its own keys); stopped when the test process exits.
-enum SharedEtcd {
+package enum SharedEtcd {
     private static let shared = LockedBox<EtcdCluster?>(nil)
     private static let starting = NSLock()
 
-    static func cluster() async throws -> EtcdCluster {
+    package static func cluster() async throws -> EtcdCluster {
         try await offPool {
             starting.lock()
             defer { starting.unlock() }

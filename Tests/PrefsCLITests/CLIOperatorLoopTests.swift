@@ -1,4 +1,5 @@
 import Foundation
+import PreferencesTestSupport
 import Testing
 
 @testable import Preferences
@@ -133,10 +134,4 @@ import Testing
         #expect(change.sudoUser == nil)
         #expect(change.program == "prefs")
     }
-}
-
-/// The name of the user this process runs as.
-func effectiveUserName() -> String {
-    guard let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name else { return "?" }
-    return String(cString: name)
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PreferencesTestSupport
 import Testing
 
 /// Shows in the test report whether the etcd tests ran: without the server

@@ -1,7 +1,6 @@
 import Foundation
+import Preferences
 import Testing
-
-@testable import Preferences
 
 #if canImport(Glibc)
     import Glibc
@@ -10,23 +9,23 @@ import Testing
 #endif
 
 /// A fresh directory for one test, removed when the test's scope ends.
-final class TemporaryDirectory: Sendable {
-    let url: URL
-    var path: String { url.path }
+package final class TemporaryDirectory: Sendable {
+    package let url: URL
+    package var path: String { url.path }
 
-    init(in parent: String? = nil) throws {
+    package init(in parent: String? = nil) throws {
         url = (parent.map { URL(fileURLWithPath: $0) } ?? FileManager.default.temporaryDirectory)
             .appendingPathComponent("preferences-tests-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
+    package func file(_ name: String) -> URL { url.appendingPathComponent(name) }
 
     deinit { try? FileManager.default.removeItem(at: url) }
 }
 
 /// A built product (`prefs`, `prefs-harness`) beside the test bundle.
-func productURL(_ name: String) -> URL {
+package func productURL(_ name: String) -> URL {
     // Linux: the test binary itself. macOS: the loaded .xctest bundle, which
     // sits in the same build directory as the products.
     let start: URL
@@ -48,20 +47,22 @@ func productURL(_ name: String) -> URL {
 }
 
 /// The result of a finished child process.
-struct ProcessOutput: Sendable {
-    var status: Int32
-    var standardOutput: String
-    var standardError: String
+package struct ProcessOutput: Sendable {
+    package var status: Int32
+    package var standardOutput: String
+    package var standardError: String
 }
 
 /// A running child whose standard output is read line by line on a thread
 /// of its own; every wait has a deadline and fails with what it printed.
-final class RunningProcess: @unchecked Sendable {
-    let process = Process()
+package final class RunningProcess: @unchecked Sendable {
+    package let process = Process()
     private let output = Pipe()
-    let lines: ChildOutput
+    package let lines: ChildOutput
 
-    init(_ product: String, _ arguments: [String], environment: [String: String]? = nil) throws {
+    package init(_ product: String, _ arguments: [String], environment: [String: String]? = nil)
+        throws
+    {
         process.executableURL = productURL(product)
         process.arguments = arguments
         if let environment { process.environment = environment }
@@ -74,32 +75,32 @@ final class RunningProcess: @unchecked Sendable {
     }
 
     /// Everything the child printed so far.
-    var transcript: String { lines.transcript }
+    package var transcript: String { lines.transcript }
 
     /// The next line of output, or nil at its end.
-    func nextLine(timeout: Duration = .seconds(60)) async throws -> String? {
+    package func nextLine(timeout: Duration = .seconds(60)) async throws -> String? {
         try await lines.nextLine(timeout: timeout)
     }
 
     /// ``nextLine(timeout:)`` for code on a thread of its own.
     @available(*, noasync, message: "use nextLine(timeout:)")
-    func readLine(timeout: Duration = .seconds(60)) throws -> String? {
+    package func readLine(timeout: Duration = .seconds(60)) throws -> String? {
         try lines.blockingNextLine(timeout: timeout)
     }
 
-    func kill(_ signal: Int32 = SIGKILL) {
+    package func kill(_ signal: Int32 = SIGKILL) {
         sendSignal(signal, to: process.processIdentifier)
     }
 
     /// Waits for the child to end (off the cooperative pool) and returns its
     /// status; a child still running after `timeout` is killed and the wait throws.
-    func exit(timeout: Duration = .seconds(120)) async throws -> Int32 {
+    package func exit(timeout: Duration = .seconds(120)) async throws -> Int32 {
         try await waitForExit(process, lines.name, timeout: timeout, output: lines)
     }
 
     /// ``exit(timeout:)`` for code on a thread of its own.
     @available(*, noasync, message: "use exit(timeout:)")
-    func wait(timeout: Duration = .seconds(120)) throws -> Int32 {
+    package func wait(timeout: Duration = .seconds(120)) throws -> Int32 {
         let done = DispatchSemaphore(value: 0)
         Thread { [process] in
             process.waitUntilExit()
@@ -117,26 +118,31 @@ final class RunningProcess: @unchecked Sendable {
 }
 
 /// Bytes of a file, or nil.
-func contents(_ url: URL) -> String? {
+package func contents(_ url: URL) -> String? {
     (try? Data(contentsOf: url)).map { String(decoding: $0, as: UTF8.self) }
 }
 
-func write(_ text: String, to url: URL) throws {
+package func write(_ text: String, to url: URL) throws {
     try Data(text.utf8).write(to: url)
 }
 
 /// `stat` identity of a file: inode and modification time.
-func identity(_ url: URL) throws -> (inode: UInt64, modified: Int64) {
-    let stamp = try #require(try Platform.fileStamp(url.path))
-    return (stamp.inode, stamp.modifiedSeconds * 1_000_000_000 + stamp.modifiedNanoseconds)
+package func identity(_ url: URL) throws -> (inode: UInt64, modified: Int64) {
+    let info = try #require(fileStatus(url.path), "no file at \(url.path)")
+    #if canImport(Darwin)
+        let modified = info.st_mtimespec
+    #else
+        let modified = info.st_mtim
+    #endif
+    return (UInt64(info.st_ino), Int64(modified.tv_sec) * 1_000_000_000 + Int64(modified.tv_nsec))
 }
 
-func permissions(_ url: URL) throws -> UInt32 {
-    try #require(try Platform.fileStamp(url.path)).mode
+package func permissions(_ url: URL) throws -> UInt32 {
+    UInt32(try #require(fileStatus(url.path), "no file at \(url.path)").st_mode) & 0o7777
 }
 
 /// Sends a signal to a process.
-func sendSignal(_ signal: Int32, to pid: Int32) {
+package func sendSignal(_ signal: Int32, to pid: Int32) {
     #if canImport(Glibc)
         _ = Glibc.kill(pid, signal)
     #else
@@ -147,12 +153,12 @@ func sendSignal(_ signal: Int32, to pid: Int32) {
 /// A tmpfs mounted for one test (root on Linux only); unmounted at the end.
 /// Tests that need a real read-only or full file system skip when it cannot
 /// be mounted.
-final class TmpfsMount {
-    let directory: TemporaryDirectory
+package final class TmpfsMount {
+    package let directory: TemporaryDirectory
     private let options: String
-    var url: URL { directory.url }
+    package var url: URL { directory.url }
 
-    init?(size: String = "1m") {
+    package init?(size: String = "1m") {
         guard let directory = try? TemporaryDirectory() else { return nil }
         self.directory = directory
         options = "size=\(size),mode=0700"
@@ -161,7 +167,7 @@ final class TmpfsMount {
         }
     }
 
-    func remount(readOnly: Bool) throws {
+    package func remount(readOnly: Bool) throws {
         let remounted = FileSystemMount.mount(
             "tmpfs", at: directory.path, options: options, remount: true, readOnly: readOnly)
         #expect(remounted, "remounting \(directory.path) \(readOnly ? "read-only" : "read-write")")
@@ -169,17 +175,17 @@ final class TmpfsMount {
 
     deinit { FileSystemMount.unmount(directory.path) }
 
-    static var unavailableReason: String {
+    package static var unavailableReason: String {
         "needs root and permission to mount a tmpfs (Linux)"
     }
 }
 
 /// Mounts and unmounts with the system calls themselves, not `mount`
 /// children: nothing to wait for, from a test's task or a `deinit`.
-enum FileSystemMount {
+package enum FileSystemMount {
     /// Mounts a file system of `type` (tmpfs, ramfs) at `path`, or remounts
     /// it; false when that is not possible here (not root, not Linux).
-    static func mount(
+    package static func mount(
         _ type: String, at path: String, options: String, remount: Bool = false,
         readOnly: Bool = false
     ) -> Bool {
@@ -194,7 +200,7 @@ enum FileSystemMount {
     }
 
     /// Detaches the file system at `path` (lazily, like `umount -l`).
-    static func unmount(_ path: String) {
+    package static func unmount(_ path: String) {
         #if os(Linux)
             _ = umount2(path, Int32(MNT_DETACH))
         #endif
@@ -202,6 +208,62 @@ enum FileSystemMount {
 }
 
 /// Whether tmpfs mounts work here (checked once).
-let canMountTmpfs: Bool = {
+package let canMountTmpfs: Bool = {
     TmpfsMount(size: "64k") != nil
 }()
+
+/// The name of the user this process runs as.
+package func effectiveUserName() -> String {
+    guard let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name else { return "?" }
+    return String(cString: name)
+}
+
+/// A store file's text without its change records (`modified`), whose
+/// times differ from run to run, as compact JSON with sorted keys.
+package func withoutChangeRecords(_ text: String?) -> String? {
+    guard let text, let root = try? PreferenceValue(jsonText: text),
+        case .object(var members) = root
+    else { return text }
+    members["modified"] = nil
+    return PreferenceValue.object(members).jsonText
+}
+
+/// Whether children can be started as another user (root with setpriv).
+package let canSwitchUser: Bool =
+    getuid() == 0
+    && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+
+/// The unprivileged user the permission faults run as.
+package let nobodyUser: UInt32 = 65534
+
+/// Gives `path` to `user` (the fault harness runs its child as that user).
+package func giveAway(_ path: String, to user: UInt32) {
+    _ = chown(path, uid_t(user), gid_t(user))
+}
+
+/// A value shared between threads in test helpers (an `NSLock`, a pthread
+/// mutex, which ThreadSanitizer models; `Mutex` it does not).
+package final class LockedBox<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+    package init(_ value: Value) { stored = value }
+    package var value: Value {
+        get { lock.lock(); defer { lock.unlock() }; return stored }
+        set { lock.lock(); stored = newValue; lock.unlock() }
+    }
+
+    /// Runs `body` with the value, holding the lock.
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&stored)
+    }
+}
+
+/// `stat` (or, with `followingLinks: false`, `lstat`) of a path; nil when
+/// there is nothing there.
+package func fileStatus(_ path: String, followingLinks: Bool = true) -> stat? {
+    var info = stat()
+    let result = followingLinks ? stat(path, &info) : lstat(path, &info)
+    return result == 0 ? info : nil
+}

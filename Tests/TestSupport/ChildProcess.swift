@@ -1,7 +1,6 @@
 import Foundation
+import Preferences
 import Testing
-
-@testable import Preferences
 
 #if canImport(Glibc)
     import Glibc
@@ -10,21 +9,21 @@ import Testing
 #endif
 
 /// A wait that ran out of time; says what it waited for and what the child printed.
-struct DeadlineExceeded: Error, CustomStringConvertible {
-    let description: String
+package struct DeadlineExceeded: Error, CustomStringConvertible {
+    package let description: String
+    package init(description: String) { self.description = description }
 }
 
 /// The first of two outcomes wins; the other is dropped.
 private final class Race<Value: Sendable>: Sendable {
-    // A pthread mutex (`Locked`), which ThreadSanitizer models, not `Mutex`.
-    private let state = Locked<(CheckedContinuation<Value, any Error>?, Task<Void, Never>?)>(
+    private let state = LockedBox<(CheckedContinuation<Value, any Error>?, Task<Void, Never>?)>(
         (nil, nil))
 
-    func start(_ continuation: CheckedContinuation<Value, any Error>) {
+    package func start(_ continuation: CheckedContinuation<Value, any Error>) {
         state.withLock { $0.0 = continuation }
     }
 
-    func setTimer(_ timer: Task<Void, Never>) {
+    package func setTimer(_ timer: Task<Void, Never>) {
         let finished = state.withLock { state -> Bool in
             if state.0 == nil { return true }
             state.1 = timer
@@ -33,7 +32,7 @@ private final class Race<Value: Sendable>: Sendable {
         if finished { timer.cancel() }
     }
 
-    func finish(_ result: Result<Value, any Error>) {
+    package func finish(_ result: Result<Value, any Error>) {
         let (continuation, timer) = state.withLock { state in
             defer { state = (nil, nil) }
             return state
@@ -47,7 +46,7 @@ private final class Race<Value: Sendable>: Sendable {
 /// cooperative pool) and awaits its result for at most `timeout`. On time
 /// out it throws ``DeadlineExceeded`` naming `what` and `detail()`; the
 /// thread is left to finish on its own.
-func onOwnThread<Value: Sendable>(
+package func onOwnThread<Value: Sendable>(
     _ what: String, timeout: Duration = .seconds(120),
     detail: @escaping @Sendable () -> String = { "" },
     _ body: @escaping @Sendable () throws -> Value
@@ -70,7 +69,7 @@ func onOwnThread<Value: Sendable>(
 
 /// Awaits `body` for at most `timeout`; on time out throws
 /// ``DeadlineExceeded`` naming `what` (the body is left to finish on its own).
-func withDeadline<Value: Sendable>(
+package func withDeadline<Value: Sendable>(
     _ what: String, timeout: Duration = .seconds(60),
     _ body: @escaping @Sendable () async throws -> Value
 ) async throws -> Value {
@@ -89,7 +88,7 @@ func withDeadline<Value: Sendable>(
 }
 
 extension Result where Failure == any Error {
-    init(catching body: () async throws -> Success) async {
+    package init(catching body: () async throws -> Success) async {
         do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
@@ -97,21 +96,21 @@ extension Result where Failure == any Error {
 /// Reads a child's output on a thread of its own and hands it out line by
 /// line; every wait has a deadline and fails with everything the child
 /// printed so far.
-final class ChildOutput: Sendable {
+package final class ChildOutput: Sendable {
     private struct State {
-        var buffer: [UInt8] = []
-        var transcript: [UInt8] = []
-        var ended = false
-        var waiter: CheckedContinuation<Void, Never>?
+        package var buffer: [UInt8] = []
+        package var transcript: [UInt8] = []
+        package var ended = false
+        package var waiter: CheckedContinuation<Void, Never>?
     }
 
-    private let state = Locked(State())
+    private let state = LockedBox(State())
     /// Woken on every chunk, for waits on a thread of their own.
     private let arrived = NSCondition()
-    let name: String
+    package let name: String
 
     /// Starts reading `handle` until end of file.
-    init(_ handle: FileHandle, name: String) {
+    package init(_ handle: FileHandle, name: String) {
         self.name = name
         Thread { [self] in
             while true {
@@ -136,7 +135,7 @@ final class ChildOutput: Sendable {
     }
 
     /// Everything the child printed so far.
-    var transcript: String {
+    package var transcript: String {
         String(decoding: state.withLock { $0.transcript }, as: UTF8.self)
     }
 
@@ -153,7 +152,7 @@ final class ChildOutput: Sendable {
 
     /// The next line; nil once the output has ended. Throws
     /// ``DeadlineExceeded`` (with the transcript) if no line comes in `timeout`.
-    func nextLine(timeout: Duration = .seconds(60)) async throws -> String? {
+    package func nextLine(timeout: Duration = .seconds(60)) async throws -> String? {
         let deadline = ContinuousClock.now + timeout
         while true {
             let (line, ended) = takeLine()
@@ -171,7 +170,7 @@ final class ChildOutput: Sendable {
     /// ``nextLine(timeout:)`` for code on a thread of its own (never on the
     /// cooperative pool: from async code it is a compile-time error).
     @available(*, noasync, message: "use nextLine(timeout:)")
-    func blockingNextLine(timeout: Duration = .seconds(60)) throws -> String? {
+    package func blockingNextLine(timeout: Duration = .seconds(60)) throws -> String? {
         let limit = Date(timeIntervalSinceNow: Double(timeout.components.seconds) + 0.5)
         arrived.lock()
         defer { arrived.unlock() }
@@ -218,7 +217,7 @@ final class ChildOutput: Sendable {
     /// The next line, which must be `expected`; records an issue with the
     /// transcript otherwise.
     @discardableResult
-    func expectLine(
+    package func expectLine(
         _ expected: String, timeout: Duration = .seconds(60),
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> Bool {
@@ -233,7 +232,7 @@ final class ChildOutput: Sendable {
 
 /// Waits for `process` to end, off the cooperative pool, for at most
 /// `timeout`; on time out the child is killed and the wait throws.
-func waitForExit(
+package func waitForExit(
     _ process: Process, _ name: String, timeout: Duration = .seconds(120),
     output: ChildOutput? = nil
 ) async throws -> Int32 {
@@ -254,26 +253,26 @@ func waitForExit(
 /// A child run to completion. Its two outputs are collected chunk by chunk
 /// on threads of their own, so a wait that runs out of time can say what
 /// the child printed so far.
-final class FinishingChild: @unchecked Sendable {
+package final class FinishingChild: @unchecked Sendable {
     private struct State {
-        var output: [UInt8] = []
-        var errors: [UInt8] = []
-        var openOutputs = 2
-        var exited = false
-        var waiters: [@Sendable () -> Void] = []
-        var finished: Bool { exited && openOutputs == 0 }
+        package var output: [UInt8] = []
+        package var errors: [UInt8] = []
+        package var openOutputs = 2
+        package var exited = false
+        package var waiters: [@Sendable () -> Void] = []
+        package var finished: Bool { exited && openOutputs == 0 }
     }
 
     // `process` is configured in `init` and only read afterwards.
     private let process = Process()
-    private let state = Locked(State())
+    private let state = LockedBox(State())
     /// The command as a reader would type it, for failure messages.
-    let commandLine: String
+    package let commandLine: String
 
     /// Starts `product` (a built product such as `prefs`) with `arguments`;
     /// with `user`, as that uid and gid through `setpriv`. `input` is written
     /// to its standard input, which is then closed.
-    convenience init(
+    package convenience init(
         _ product: String, _ arguments: [String], environment: [String: String]?,
         input: String?, user: UInt32?
     ) throws {
@@ -296,7 +295,7 @@ final class FinishingChild: @unchecked Sendable {
 
     /// Starts the program at `executable` with `arguments`; failures show
     /// the command as `shownAs` (the program and its arguments by default).
-    init(
+    package init(
         executable: URL, _ arguments: [String], shownAs: String? = nil,
         environment: [String: String]? = nil, input: String? = nil
     ) throws {
@@ -361,7 +360,7 @@ final class FinishingChild: @unchecked Sendable {
     }
 
     /// Calls `body` once the child has exited and both outputs have ended.
-    func whenFinished(_ body: @escaping @Sendable () -> Void) {
+    package func whenFinished(_ body: @escaping @Sendable () -> Void) {
         let now = state.withLock { state -> Bool in
             if state.finished { return true }
             state.waiters.append(body)
@@ -371,26 +370,26 @@ final class FinishingChild: @unchecked Sendable {
     }
 
     /// Returns once the child has exited and both outputs have ended.
-    func finished() async {
+    package func finished() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             whenFinished { continuation.resume() }
         }
     }
 
     /// Everything the child printed so far, on both outputs.
-    var printed: String {
+    package var printed: String {
         let (output, errors) = state.withLock { ($0.output, $0.errors) }
         return "it printed: \"\(String(decoding: output, as: UTF8.self))\""
             + " and on standard error: \"\(String(decoding: errors, as: UTF8.self))\""
     }
 
     /// Kills the child if it is still running.
-    func kill() {
+    package func kill() {
         if !state.withLock({ $0.exited }) { sendSignal(SIGKILL, to: process.processIdentifier) }
     }
 
     /// The deadline failure: the command line and what the child printed.
-    func deadlineExceeded(_ timeout: Duration) -> DeadlineExceeded {
+    package func deadlineExceeded(_ timeout: Duration) -> DeadlineExceeded {
         DeadlineExceeded(
             description: "\(commandLine) did not end within \(timeout) and was killed; \(printed)")
     }
@@ -399,7 +398,8 @@ final class FinishingChild: @unchecked Sendable {
     /// until the child ends, or for at most `timeout`: then it is killed and
     /// an issue records the command line and what it printed.
     @available(*, noasync, message: "await finished() instead")
-    func blockingResult(timeout: Duration, sourceLocation: SourceLocation) -> ProcessOutput {
+    package func blockingResult(timeout: Duration, sourceLocation: SourceLocation) -> ProcessOutput
+    {
         let ended = DispatchSemaphore(value: 0)
         whenFinished { ended.signal() }
         if ended.wait(timeout: .now() + timeout.seconds) == .timedOut {
@@ -414,7 +414,7 @@ final class FinishingChild: @unchecked Sendable {
     }
 
     /// Status and output; the status is -1 while the child runs.
-    func result() -> ProcessOutput {
+    package func result() -> ProcessOutput {
         state.withLock { state in
             ProcessOutput(
                 status: state.exited ? process.terminationStatus : -1,
@@ -430,7 +430,7 @@ final class FinishingChild: @unchecked Sendable {
 /// ``DeadlineExceeded`` with the command line and what the child printed.
 /// With `user`, the child runs as that uid and gid (through `setpriv`).
 @discardableResult
-func runChild(
+package func runChild(
     _ product: String, _ arguments: [String], environment: [String: String]? = nil,
     input: String? = nil, as user: UInt32? = nil, timeout: Duration = .seconds(120)
 ) async throws -> ProcessOutput {
@@ -452,7 +452,7 @@ func runChild(
 /// and an issue records the command line and what it printed.
 @available(*, noasync, message: "use runChild, which waits off the cooperative pool")
 @discardableResult
-func run(
+package func run(
     _ product: String, _ arguments: [String], environment: [String: String]? = nil,
     input: String? = nil, timeout: Duration = .seconds(120),
     sourceLocation: SourceLocation = #_sourceLocation
@@ -469,7 +469,7 @@ func run(
 
 extension Duration {
     /// The duration in seconds, for dispatch deadlines.
-    var seconds: Double {
+    package var seconds: Double {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }
@@ -479,7 +479,7 @@ extension Duration {
 /// `timeout` is killed and the call throws ``DeadlineExceeded`` with what it
 /// printed. A missing program is status -1.
 @discardableResult
-func runTool(_ path: String, _ arguments: [String], timeout: Duration = .seconds(60))
+package func runTool(_ path: String, _ arguments: [String], timeout: Duration = .seconds(60))
     async throws -> Int32
 {
     guard FileManager.default.isExecutableFile(atPath: path) else { return -1 }
@@ -499,7 +499,7 @@ func runTool(_ path: String, _ arguments: [String], timeout: Duration = .seconds
 /// an issue records what it printed.
 @available(*, noasync, message: "await runTool, which waits off the cooperative pool")
 @discardableResult
-func runTool(
+package func runTool(
     _ path: String, _ arguments: [String], timeout: Duration = .seconds(60),
     sourceLocation: SourceLocation = #_sourceLocation
 ) throws -> Int32 {
@@ -516,7 +516,7 @@ func runTool(
 /// Runs `body(index)` on `count` threads of their own (blocking child
 /// processes must not occupy the few threads of Swift's concurrency pool)
 /// and returns when all have finished.
-func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
+package func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
         let group = DispatchGroup()
         for index in 0..<count {
@@ -528,4 +528,15 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
         }
         group.notify(queue: .global()) { continuation.resume() }
     }
+}
+
+/// Checks `condition` every millisecond until it holds or `seconds` pass;
+/// for synchronous reads, which have no event to await.
+package func eventually(seconds: Int = 10, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return condition()
 }
