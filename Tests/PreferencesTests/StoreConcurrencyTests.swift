@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import PreferencesTestSupport
+import Synchronization
 import Testing
 
 @testable import Preferences

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
-import Synchronization
 import PreferencesTestSupport
+import Synchronization
 import Testing
 
 @testable import Preferences
