@@ -35,7 +35,7 @@ import Preferences
 ///   `KEY.corrupt-<stamp>` in the same transaction that deletes `KEY`, and
 ///   only if `KEY` still has the revision that was found corrupt.
 /// - **Watch (E3).** One streaming watch per subscribed store; see
-///   ``watchEvents(_:)``. While it runs, ``currentRevision()`` answers from
+///   ``watch(_:)``. While it runs, ``currentRevision()`` answers from
 ///   what the watch has seen, with no request.
 /// - **Limits (E6).** A document larger than the cluster's request limit
 ///   (``EtcdConfiguration/maxRequestBytes``, less room for the request's
@@ -395,22 +395,6 @@ public final class EtcdStorage: PreferencesStorage {
 
     // MARK: Corruption
 
-    /// Moves the current document to `KEY.corrupt-<stamp>` (see
-    /// ``setAsideCorrupt(_:stamp:)``); fails if the key changes meanwhile.
-    public func setAsideCorrupt(stamp: String) throws -> String {
-        let contents = try read()
-        guard contents.bytes != nil else {
-            throw PreferencesError.io(
-                operation: "set aside", path: key, code: ENOENT, message: "the key holds nothing")
-        }
-        guard let place = try setAsideCorrupt(contents, stamp: stamp) else {
-            throw PreferencesError.io(
-                operation: "set aside", path: key, code: EAGAIN,
-                message: "the key changed while it was being set aside")
-        }
-        return place
-    }
-
     /// In one transaction, if the key still has `contents.revision`: puts
     /// the bytes under `KEY.corrupt-<stamp>` (with a counter when that name
     /// is taken) and deletes the key. nil when the key changed.
@@ -464,13 +448,6 @@ public final class EtcdStorage: PreferencesStorage {
 
     // MARK: Watching
 
-    /// Calls `onChange` for every change of the key (see ``watchEvents(_:)``).
-    public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
-        try watchEvents { event in
-            if case .changed = event { onChange() }
-        }
-    }
-
     /// Streams the key's changes from etcd's watch API.
     ///
     /// The watch first reads the key (reporting it as `.changed`), then
@@ -485,7 +462,7 @@ public final class EtcdStorage: PreferencesStorage {
     /// It tries the endpoints in turn with a growing pause (up to 1 s);
     /// when none has taken the watch for ``EtcdConfiguration/timeout``, it
     /// reports `.interrupted` once.
-    public func watchEvents(_ onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) throws
+    public func watch(_ onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) throws
         -> (any StorageWatch)?
     {
         let stream = EtcdWatchStream(storage: self, onEvent: onEvent)

@@ -19,8 +19,8 @@ import Testing
             (stream, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         }
 
-        var onChange: @Sendable () -> Void {
-            { [self] in continuation.yield(count.add(1, ordering: .relaxed).newValue) }
+        var onChange: @Sendable (StorageWatchEvent) -> Void {
+            { [self] _ in continuation.yield(count.add(1, ordering: .relaxed).newValue) }
         }
     }
 

@@ -35,8 +35,9 @@ final class ObservedStorage: PreferencesStorage {
         return try inner.write(bytes, ifRevision: expected)
     }
     func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T { try body() }
-    func setAsideCorrupt(stamp: String) throws -> String { try inner.setAsideCorrupt(stamp: stamp) }
-    func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? { nil }
+    func setAsideCorrupt(_ contents: StoredContents, stamp: String) throws -> String? {
+        try inner.setAsideCorrupt(contents, stamp: stamp)
+    }
 }
 
 @Suite("Migration: legacy import")

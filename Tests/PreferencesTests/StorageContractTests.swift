@@ -101,7 +101,10 @@ import Testing
     func corruptDocumentIsSetAsideNotDestroyed(backend: Backend) async throws {
         let (storage, _, directory) = try await make(backend)
         _ = try await offPool { try storage.write(Array("garbage".utf8), ifRevision: .absent) }
-        let place = try await offPool { try storage.setAsideCorrupt(stamp: "20260101T000000Z") }
+        let place = try #require(
+            try await offPool {
+                try storage.setAsideCorrupt(storage.read(), stamp: "20260101T000000Z")
+            })
         #expect(try await offPool { try storage.read() }.bytes == nil)
         switch backend {
         case .file:
@@ -121,9 +124,11 @@ import Testing
         let directory = try TemporaryDirectory()
         let storage = FileStorage(fileURL: directory.file("store.json"))
         _ = try storage.write(Array("first".utf8), ifRevision: .absent)
-        let first = try storage.setAsideCorrupt(stamp: "20260101T000000Z")
+        let first = try #require(
+            try storage.setAsideCorrupt(storage.read(), stamp: "20260101T000000Z"))
         _ = try storage.write(Array("second".utf8), ifRevision: .absent)
-        let second = try storage.setAsideCorrupt(stamp: "20260101T000000Z")
+        let second = try #require(
+            try storage.setAsideCorrupt(storage.read(), stamp: "20260101T000000Z"))
         #expect(first != second)
         #expect(contents(URL(fileURLWithPath: first)) == "first")
         #expect(contents(URL(fileURLWithPath: second)) == "second")
@@ -146,7 +151,7 @@ import Testing
     func watchSeesAnotherWriterAndStopsWhenCancelled(backend: Backend) async throws {
         let (storage, other, _) = try await make(backend)
         let (events, continuation) = AsyncStream<Void>.makeStream()
-        let watch = try #require(try storage.watch { continuation.yield() })
+        let watch = try #require(try storage.watch { _ in continuation.yield() })
         if let memory = other as? InMemoryStorage {
             memory.replaceExternally(with: Array("external".utf8))
         } else {

@@ -28,9 +28,13 @@ final class CountingStorage: PreferencesStorage {
     func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
         try base.withExclusiveAccess(body)
     }
-    func setAsideCorrupt(stamp: String) throws -> String { try base.setAsideCorrupt(stamp: stamp) }
-    func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
-        try base.watch(onChange)
+    func setAsideCorrupt(_ contents: StoredContents, stamp: String) throws -> String? {
+        try base.setAsideCorrupt(contents, stamp: stamp)
+    }
+    func watch(_ onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) throws
+        -> (any StorageWatch)?
+    {
+        try base.watch(onEvent)
     }
 }
 

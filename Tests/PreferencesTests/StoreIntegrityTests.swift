@@ -277,7 +277,7 @@ private final class QueueBlocker: Sendable {
     @Test func watchersHearEveryWriteIncludingDirectOnes() async throws {
         let storage = InMemoryStorage()
         let calls = Atomic<Int>(0)
-        let watch = try #require(try storage.watch { calls.add(1, ordering: .relaxed) })
+        let watch = try #require(try storage.watch { _ in calls.add(1, ordering: .relaxed) })
         let store = try await PreferencesStore(storage: storage)
         let feed = FeedRecorder(store.changes(.counter))
 

@@ -123,14 +123,17 @@ public final class FileStorage: PreferencesStorage {
         identity(ofTarget: (try? Platform.resolveSymlinksSafely(path)) ?? path)
     }
 
+    /// File reads are local and quick.
+    public var readsAreLocal: Bool { true }
+
     /// ``identity``, for a store being opened: the file's link is resolved
     /// once for the whole open, and the watch and the reads of that open
     /// (until ``endOpening()``) use this resolution rather than resolving
     /// the path again, which saves a `readlink` each. An open is one moment
     /// as far as the link goes; a resolution made microseconds earlier is
     /// as safe as a fresh one, as the file is still opened with
-    /// `O_NOFOLLOW` (S19).
-    func identityForOpening() -> String {
+    /// `O_NOFOLLOW` (S19, <doc:StoreGuarantees>).
+    public func identityForOpening() -> String? {
         let target = try? Platform.resolveSymlinksSafely(path)
         openingTarget.withLock { $0 = target }
         return identity(ofTarget: target ?? path)
@@ -138,7 +141,7 @@ public final class FileStorage: PreferencesStorage {
 
     /// Ends the open that ``identityForOpening()`` began: from now on every
     /// call resolves the path afresh.
-    func endOpening() {
+    public func endOpening() {
         openingTarget.withLock { $0 = nil }
     }
 
@@ -434,9 +437,13 @@ public final class FileStorage: PreferencesStorage {
         return next
     }
 
-    /// Renames the file to `<name>.corrupt-<stamp>` (with a counter if taken).
-    public func setAsideCorrupt(stamp: String) throws -> String {
+    /// Renames the file to `<name>.corrupt-<stamp>` (with a counter if
+    /// taken), holding the lock, if it still has `contents.revision`.
+    public func setAsideCorrupt(_ contents: StoredContents, stamp: String) throws -> String? {
         try withExclusiveAccess {
+            guard contents.bytes != nil, try look().revision == contents.revision else {
+                return nil
+            }
             let target = try target()
             // Never rename over an earlier backup (or anything else there,
             // a link included): that would destroy its bytes.
@@ -453,10 +460,13 @@ public final class FileStorage: PreferencesStorage {
         }
     }
 
-    /// Watches the file's directory (inotify, kqueue, or polling).
-    public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
+    /// Watches the file's directory (inotify, kqueue, or polling); every
+    /// event is ``StorageWatchEvent/changed(_:)`` without contents.
+    public func watch(_ onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) throws
+        -> (any StorageWatch)?
+    {
         try FileWatcher.start(
-            path: path, target: openingTarget.withLock { $0 }, onChange: onChange)
+            path: path, target: openingTarget.withLock { $0 }, onChange: { onEvent(.changed(nil)) })
     }
 }
 

@@ -18,7 +18,7 @@ public final class InMemoryStorage: PreferencesStorage {
     private struct State {
         var bytes: [UInt8]?
         var generation = 0
-        var watchers: [Int: @Sendable () -> Void] = [:]
+        var watchers: [Int: @Sendable (StorageWatchEvent) -> Void] = [:]
         var nextWatcher = 0
         var setAside: [String: [UInt8]] = [:]
     }
@@ -39,6 +39,9 @@ public final class InMemoryStorage: PreferencesStorage {
     /// on another `InMemoryStorage`, even of the same name, do not.
     public var identity: String? { "memory:\(instance.uuidString)" }
 
+    /// Reads are local and quick.
+    public var readsAreLocal: Bool { true }
+
     /// The document as it would be on disk, or nil when empty.
     public var bytes: [UInt8]? { state.withLock { $0.bytes } }
 
@@ -53,8 +56,8 @@ public final class InMemoryStorage: PreferencesStorage {
     }
 
     /// Calls watchers outside the lock, so one may read the backend.
-    private func notify(_ watchers: [@Sendable () -> Void]) {
-        for watcher in watchers { watcher() }
+    private func notify(_ watchers: [@Sendable (StorageWatchEvent) -> Void]) {
+        for watcher in watchers { watcher(.changed(nil)) }
     }
 
     private func revision(_ state: State) -> StorageRevision {
@@ -76,7 +79,8 @@ public final class InMemoryStorage: PreferencesStorage {
     public func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws
         -> StorageRevision?
     {
-        let outcome = state.withLock { state -> (StorageRevision, [@Sendable () -> Void])? in
+        let outcome = state.withLock {
+            state -> (StorageRevision, [@Sendable (StorageWatchEvent) -> Void])? in
             guard revision(state) == expected else { return nil }
             state.bytes = bytes
             state.generation += 1
@@ -92,25 +96,42 @@ public final class InMemoryStorage: PreferencesStorage {
         try body()
     }
 
-    /// Keeps the bytes aside under `<name>.corrupt-<stamp>` and empties the document.
-    public func setAsideCorrupt(stamp: String) throws -> String {
-        let (place, watchers) = state.withLock { state in
-            let place = "\(name).corrupt-\(stamp)"
-            state.setAside[place] = state.bytes
+    /// Keeps the bytes aside under `<name>.corrupt-<stamp>` (with a counter
+    /// when that name is taken; see ``setAside``) and empties the document,
+    /// if it still has `contents.revision`.
+    public func setAsideCorrupt(_ contents: StoredContents, stamp: String) throws -> String? {
+        let outcome = state.withLock {
+            state -> (String, [@Sendable (StorageWatchEvent) -> Void])? in
+            guard let bytes = state.bytes, revision(state) == contents.revision else { return nil }
+            var place = "\(name).corrupt-\(stamp)"
+            var attempt = 1
+            while state.setAside[place] != nil {
+                attempt += 1
+                place = "\(name).corrupt-\(stamp)-\(attempt)"
+            }
+            state.setAside[place] = bytes
             state.bytes = nil
             state.generation += 1
             return (place, Array(state.watchers.values))
         }
+        guard let (place, watchers) = outcome else { return nil }
         notify(watchers)
         return place
     }
 
-    /// Calls `onChange` after every change of the document: each write,
-    /// set-aside and ``replaceExternally(with:)``, whoever made it.
-    public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
+    /// The documents ``setAsideCorrupt(_:stamp:)`` moved aside, by the name
+    /// it returned.
+    public var setAside: [String: [UInt8]] { state.withLock { $0.setAside } }
+
+    /// Reports ``StorageWatchEvent/changed(_:)`` after every change of the
+    /// document: each write, set-aside and ``replaceExternally(with:)``,
+    /// whoever made it.
+    public func watch(_ onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) throws
+        -> (any StorageWatch)?
+    {
         let id = state.withLock { state in
             state.nextWatcher += 1
-            state.watchers[state.nextWatcher] = onChange
+            state.watchers[state.nextWatcher] = onEvent
             return state.nextWatcher
         }
         return MemoryWatch(storage: self, id: id)

@@ -34,10 +34,12 @@ public struct StoredContents: Sendable {
 
 /// A running watch on a backend; cancelling it releases everything it holds.
 public protocol StorageWatch: Sendable {
+    /// Stops the watch and releases what it holds; changes made after it
+    /// returns are not reported.
     func cancel()
 }
 
-/// What a backend's watch reports (``PreferencesStorage/watchEvents(_:)``).
+/// What a backend's watch reports (``PreferencesStorage/watch(_:)``).
 public enum StorageWatchEvent: Sendable {
     /// The stored document may have changed. With contents, the backend
     /// already has the new document and its revision (a distributed store's
@@ -53,63 +55,105 @@ public enum StorageWatchEvent: Sendable {
 }
 
 /// Where a store keeps its document: the seam between the store and the
-/// disk (SPEC S12).
+/// disk (S12, <doc:StoreGuarantees>).
 ///
-/// The store reads whole documents and writes them back with
-/// compare-and-swap. A backend only moves bytes and revisions; the store
-/// does the decoding, the corruption policy and the change feed. The file
-/// backend (``FileStorage``) and the in-memory backend
-/// (``InMemoryStorage``) implement it, and so could a backend on a
-/// distributed key-value store: keep the document under one key, write with
-/// a transaction comparing the key's revision, and watch the key.
+/// A backend only moves bytes and revisions; the store does everything
+/// else — decoding, the corruption policy, edits and group commit,
+/// migrations, the change feed. The store reads the whole document with
+/// ``read()`` and writes it back with ``write(_:ifRevision:)``, a
+/// compare-and-swap on the revision it read. The file backend
+/// (``FileStorage``), the in-memory backend (``InMemoryStorage``) and the
+/// etcd backend (`EtcdStorage`, in `PreferencesEtcd`) implement it; a
+/// backend of your own proves itself against the same contract with
+/// `StorageContract` from the `PreferencesTesting` library (see
+/// <doc:ImplementingAStorageBackend>).
 ///
-/// A store makes its calls one at a time, in order, never concurrently:
-/// on its own serial queue, except that the file and in-memory backends
-/// may be read on the opening caller's thread while that queue is idle and
-/// held suspended. A backend of your own is always called on the queue.
+/// ## The calling contract
+///
+/// - **One call at a time.** A store makes its calls one at a time, in
+///   order, never concurrently: on its own serial dispatch queue — or, for a
+///   backend whose ``readsAreLocal`` is true, sometimes on the thread opening
+///   or reloading the store while that queue is idle and held suspended.
+///   Other code (a test, a tool holding ``PreferencesStore/storage``) may call
+///   a backend from other threads at the same time; a backend is `Sendable`
+///   and must stay consistent then.
+/// - **Calls may block.** A network backend blocks until its server answers
+///   or its own timeout passes; the store never calls a backend from Swift's
+///   cooperative pool unless ``readsAreLocal`` says reads are quick.
+/// - **Revisions never lie.** Two reads return equal revisions only if
+///   nothing was written in between, and every successful write returns a
+///   revision never returned before, even for identical bytes.
+/// - **Errors.** I/O failures throw
+///   ``PreferencesError/io(operation:path:code:message:)`` naming the
+///   operation and ``location``; a document over ``maxDocumentSize`` is
+///   refused with ``PreferencesError/limitExceeded(file:reason:)``. A lost
+///   compare-and-swap is not an error: it returns nil.
+/// - **Nothing destroyed.** A backend never discards a document's bytes
+///   except by replacing them with a newer document through
+///   ``write(_:ifRevision:)``; ``setAsideCorrupt(_:stamp:)`` keeps them.
+///
+/// Only the first six requirements have no default; the rest describe
+/// what a backend can do beyond them (watch, publish a manifest, share
+/// state, read cheaply) and default to "nothing special".
 public protocol PreferencesStorage: AnyObject, Sendable {
     /// The path or address, for messages.
     var location: String { get }
 
-    /// An identity shared by every backend object that addresses the same
-    /// data, or nil; stores whose backends share an identity share one
-    /// in-memory state within the process (SPEC S9).
-    var identity: String? { get }
-
     /// Reads the document. A backend that holds nothing returns nil bytes with
-    /// ``StorageRevision/absent``. I/O failures throw
-    /// ``PreferencesError/io(operation:path:code:message:)``.
+    /// ``StorageRevision/absent``.
     func read() throws -> StoredContents
 
-    /// The current revision, cheaply (without reading the document).
+    /// The current revision, cheaply (without reading the document where the
+    /// backend can), equal to what ``read()`` would return with the bytes.
     func currentRevision() throws -> StorageRevision
 
     /// Replaces the document if its revision is still `expected`; returns the
     /// new revision, or nil when someone else wrote first (nothing is written
-    /// then). The write is durable when this returns.
+    /// then). The write is durable when this returns: on disk, or
+    /// acknowledged by a quorum.
     func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws -> StorageRevision?
 
     /// Runs `body` holding exclusive access across processes (the file
-    /// backend's `<file>.lock`). Backends without a lock run `body` as is and
-    /// rely on ``write(_:ifRevision:)`` failing on a conflict.
+    /// backend's `<file>.lock`), re-entrantly on one thread. Backends without
+    /// a lock run `body` as is and rely on ``write(_:ifRevision:)`` failing
+    /// on a conflict (see ``maxWriteAttempts``).
     func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T
 
-    /// Moves the current (corrupt) document aside so that its bytes are kept,
-    /// and returns where it went. After it, the backend holds nothing.
-    func setAsideCorrupt(stamp: String) throws -> String
-
-    /// Moves `contents` aside as ``setAsideCorrupt(stamp:)`` does, but only
-    /// while the backend still holds their revision; returns nil, changing
-    /// nothing, when someone wrote in between (the caller re-reads). A
-    /// backend without a cross-process lock must compare here; the default
-    /// relies on the caller holding ``withExclusiveAccess(_:)``.
+    /// Moves the (corrupt) document aside, keeping its bytes, if the backend
+    /// still holds `contents.revision`; returns where the bytes went (the
+    /// file backend: `<file>.corrupt-<stamp>`, never replacing an earlier
+    /// backup). nil, changing nothing, when someone wrote in between (the
+    /// caller re-reads). After it, the backend holds nothing.
     func setAsideCorrupt(_ contents: StoredContents, stamp: String) throws -> String?
 
+    /// An identity shared by every backend object that addresses the same
+    /// data, or nil; stores whose backends share an identity share one
+    /// in-memory state within the process (S9, <doc:StoreGuarantees>). The
+    /// default is nil: every store is on its own.
+    var identity: String? { get }
+
+    /// Whether ``read()`` and ``currentRevision()`` are local and quick
+    /// enough to run on a caller's thread, which saves an open two thread
+    /// hops: true for a file or memory, false (the default) for anything
+    /// that can wait on a network.
+    var readsAreLocal: Bool { get }
+
+    /// Called as a store begins opening on this backend; returns the
+    /// ``identity`` for that open. A backend may resolve what it addresses
+    /// once for the whole open here (the file backend resolves a symlink)
+    /// until ``endOpening()``. The default returns ``identity``.
+    func identityForOpening() -> String?
+
+    /// Ends the open that ``identityForOpening()`` began. The default does
+    /// nothing.
+    func endOpening()
+
     /// Starts watching for writes made by others, reporting what the backend
-    /// knows (see ``StorageWatchEvent``); events may be spurious and come from
-    /// any thread, in order. nil when the backend cannot watch. The default
-    /// reports each ``watch(_:)`` signal as `.changed(nil)`.
-    func watchEvents(_ onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) throws
+    /// knows (see ``StorageWatchEvent``); events may be spurious and come
+    /// from any thread, in order. nil (the default) when the backend cannot
+    /// watch: the store then sees other writers' changes when it writes or
+    /// reloads.
+    func watch(_ onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) throws
         -> (any StorageWatch)?
 
     /// How many times the store tries a write that loses its compare-and-swap
@@ -118,45 +162,45 @@ public protocol PreferencesStorage: AnyObject, Sendable {
     /// way, asks for more.
     var maxWriteAttempts: Int { get }
 
-    /// The largest document the backend accepts, in bytes, or nil for no
-    /// limit of its own (the store's ``PreferencesLimits`` still apply). A
-    /// backend refuses a larger document in ``write(_:ifRevision:)`` with
+    /// The largest document the backend accepts, in bytes, or nil (the
+    /// default) for no limit of its own (the store's ``PreferencesLimits``
+    /// still apply). A backend refuses a larger document in
+    /// ``write(_:ifRevision:)`` with
     /// ``PreferencesError/limitExceeded(file:reason:)`` naming this limit,
     /// before sending anything.
     var maxDocumentSize: Int? { get }
 
-    /// Starts watching for writes made by others; `onChange` may be called
-    /// spuriously and from any thread. nil when the backend cannot watch.
-    func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)?
-
-    /// Publishes the store's key manifest (SPEC 7.6) where `prefs` finds
-    /// it, holding exclusive access, atomically and durably; rewrites it
-    /// only when `bytes` differ from what is published. The default does
-    /// nothing: a backend without a place for it publishes nothing.
+    /// Publishes the store's key manifest (7.6, <doc:CommandLineTool>) where
+    /// `prefs` finds it, holding exclusive access, atomically and durably;
+    /// rewrites it only when `bytes` differ from what is published. The
+    /// default publishes nothing: a backend without a place for it.
     func publishManifest(_ bytes: [UInt8]) throws
 }
 
 extension PreferencesStorage {
-    /// Publishes nothing.
-    public func publishManifest(_ bytes: [UInt8]) throws {}
-}
+    /// No shared state.
+    public var identity: String? { nil }
 
-extension PreferencesStorage {
-    /// Sets the document aside unconditionally; the caller holds exclusive access.
-    public func setAsideCorrupt(_ contents: StoredContents, stamp: String) throws -> String? {
-        try setAsideCorrupt(stamp: stamp)
-    }
+    /// Reads may wait (a network).
+    public var readsAreLocal: Bool { false }
 
-    /// Reports each signal of ``watch(_:)`` as `.changed(nil)`.
-    public func watchEvents(_ onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) throws
+    /// ``identity``.
+    public func identityForOpening() -> String? { identity }
+
+    /// Nothing to end.
+    public func endOpening() {}
+
+    /// No watch.
+    public func watch(_ onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) throws
         -> (any StorageWatch)?
-    {
-        try watch { onEvent(.changed(nil)) }
-    }
+    { nil }
 
     /// 8 attempts.
     public var maxWriteAttempts: Int { 8 }
 
     /// No limit of the backend's own.
     public var maxDocumentSize: Int? { nil }
+
+    /// Publishes nothing.
+    public func publishManifest(_ bytes: [UInt8]) throws {}
 }

@@ -104,7 +104,7 @@ public final class PreferencesStore: Sendable {
         // A key that cannot describe itself fails before anything is opened.
         let manifest = keys.isEmpty ? nil : try PreferencesManifest(keys: keys)
         core = StoreRegistry.core(for: storage, limits: limits, corruption: corruption)
-        defer { (storage as? FileStorage)?.endOpening() }
+        defer { storage.endOpening() }
         liveReader = try await core.open(
             migrations: migrations, corruption: corruption, liveReads: liveReads)
         if let manifest { await core.declare(manifest) }
@@ -252,9 +252,9 @@ enum StoreRegistry {
     static func core(
         for storage: any PreferencesStorage, limits: PreferencesLimits, corruption: CorruptionPolicy
     ) -> StoreCore {
-        // A file resolves its link once for the whole open (see
-        // `FileStorage.identityForOpening()`).
-        let identity = (storage as? FileStorage)?.identityForOpening() ?? storage.identity
+        // A backend may resolve what it addresses once for the whole open
+        // (see `PreferencesStorage.identityForOpening()`).
+        let identity = storage.identityForOpening()
         guard let identity else {
             return StoreCore(storage: storage, limits: limits, corruption: corruption)
         }

@@ -137,7 +137,7 @@ final class StoreCore: Sendable {
         let reader = liveReads ? LiveReader(self) : nil
         // The usual open — no migrations, a backend whose reads are local and
         // quick, a valid file — needs no hop to the queue.
-        if migrations.isEmpty && readsLocally {
+        if migrations.isEmpty && storage.readsAreLocal {
             let opened = runInline { () -> Bool? in
                 do {
                     try self.load(policy: corruption, recovering: false)
@@ -167,12 +167,6 @@ final class StoreCore: Sendable {
             return reader
         }
     }
-
-    /// Whether the backend's reads are local and quick enough to run on a
-    /// caller's thread (Swift's cooperative pool): the file and in-memory
-    /// backends. A network backend's reads block on the network, so they
-    /// always go through the queue.
-    private var readsLocally: Bool { storage is FileStorage || storage is InMemoryStorage }
 
     private func onQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T
     {
@@ -877,7 +871,7 @@ final class StoreCore: Sendable {
     }
 
     private func startWatching(catchingUp: Bool) {
-        let watch = try? storage.watchEvents { [weak self] event in
+        let watch = try? storage.watch { [weak self] event in
             guard let self else { return }
             switch event {
             case .changed(let contents):

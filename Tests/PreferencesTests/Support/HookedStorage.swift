@@ -8,15 +8,15 @@ import PreferencesTestSupport
 /// every revision check and may throw to make it fail. Both run on the
 /// store's queue. `watchWith`, when given, starts the watch instead of the
 /// backend (a chosen watch mechanism, say).
-package final class HookedStorage: PreferencesStorage {
-    package typealias WatchStarter =
+final class HookedStorage: PreferencesStorage {
+    typealias WatchStarter =
         @Sendable (@escaping @Sendable () -> Void) throws -> (any StorageWatch)?
-    package let base: any PreferencesStorage
-    package let afterRead: @Sendable (StoredContents) -> Void
-    package let beforeRevision: @Sendable () throws -> Void
-    package let watchWith: WatchStarter?
+    let base: any PreferencesStorage
+    let afterRead: @Sendable (StoredContents) -> Void
+    let beforeRevision: @Sendable () throws -> Void
+    let watchWith: WatchStarter?
 
-    package init(
+    init(
         _ base: any PreferencesStorage,
         afterRead: @escaping @Sendable (StoredContents) -> Void = { _ in },
         beforeRevision: @escaping @Sendable () throws -> Void = {},
@@ -28,30 +28,32 @@ package final class HookedStorage: PreferencesStorage {
         self.watchWith = watchWith
     }
 
-    package var location: String { base.location }
-    package var identity: String? { nil }
-    package func read() throws -> StoredContents {
+    var location: String { base.location }
+    var identity: String? { nil }
+    func read() throws -> StoredContents {
         let contents = try base.read()
         afterRead(contents)
         return contents
     }
-    package func currentRevision() throws -> StorageRevision {
+    func currentRevision() throws -> StorageRevision {
         try beforeRevision()
         return try base.currentRevision()
     }
-    package func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws
+    func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws
         -> StorageRevision?
     {
         try base.write(bytes, ifRevision: expected)
     }
-    package func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
+    func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
         try base.withExclusiveAccess(body)
     }
-    package func setAsideCorrupt(stamp: String) throws -> String {
-        try base.setAsideCorrupt(stamp: stamp)
+    func setAsideCorrupt(_ contents: StoredContents, stamp: String) throws -> String? {
+        try base.setAsideCorrupt(contents, stamp: stamp)
     }
-    package func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
-        if let watchWith { return try watchWith(onChange) }
-        return try base.watch(onChange)
+    func watch(_ onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) throws
+        -> (any StorageWatch)?
+    {
+        if let watchWith { return try watchWith { onEvent(.changed(nil)) } }
+        return try base.watch(onEvent)
     }
 }

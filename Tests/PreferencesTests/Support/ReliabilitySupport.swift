@@ -14,25 +14,25 @@ import Testing
 /// `swift test`; `PREFS_RELIABILITY=full` (set by `scripts/reliability.sh`)
 /// runs the long version. `PREFS_RELIABILITY_SEED` repeats a run's random
 /// choices exactly.
-package enum Reliability {
-    package static let environment = ProcessInfo.processInfo.environment
-    package static let isFull = environment["PREFS_RELIABILITY"] == "full"
-    package static var kills: Int { isFull ? 1000 : 100 }
-    package static let seed: UInt64 =
+enum Reliability {
+    static let environment = ProcessInfo.processInfo.environment
+    static let isFull = environment["PREFS_RELIABILITY"] == "full"
+    static var kills: Int { isFull ? 1000 : 100 }
+    static let seed: UInt64 =
         environment["PREFS_RELIABILITY_SEED"].flatMap { UInt64($0) }
         ?? UInt64.random(in: 1...999_999)
 
     /// One line of figures for `scripts/reliability.sh` to collect.
-    package static func report(_ line: String) {
+    static func report(_ line: String) {
         print("reliability: \(line)")
     }
 }
 
 /// SplitMix64: small, seedable, the same on every platform.
-package struct SeededGenerator: RandomNumberGenerator {
-    package var state: UInt64
-    package init(state: UInt64) { self.state = state }
-    package mutating func next() -> UInt64 {
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(state: UInt64) { self.state = state }
+    mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var value = state
         value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -43,7 +43,7 @@ package struct SeededGenerator: RandomNumberGenerator {
 
 /// The stored integer of `key` in the file at `url`, read strictly as the
 /// store's decoder reads it (a file that does not decode throws).
-package func storedInteger(_ key: String, in url: URL) throws -> Int64? {
+func storedInteger(_ key: String, in url: URL) throws -> Int64? {
     let bytes = Array(try Data(contentsOf: url))
     let document = try StoreDocument.decode(bytes, file: url.path, limits: PreferencesLimits())
     guard let value = document.values[key] else { return nil }
@@ -57,14 +57,14 @@ package func storedInteger(_ key: String, in url: URL) throws -> Int64? {
 /// A `prefs-harness serve` child: one long-lived store in another process,
 /// driven line by line, optionally running as another user. Every answer is
 /// awaited with a deadline, off the cooperative pool.
-package final class ServedStore {
-    package let process = Process()
+final class ServedStore {
+    let process = Process()
     private let input = Pipe()
     private let output = Pipe()
     private let lines: ChildOutput
 
     /// Starts the child on `url`; with `user`, as that uid and gid (via setpriv).
-    package init(_ url: URL, user: UInt32? = nil) async throws {
+    init(_ url: URL, user: UInt32? = nil) async throws {
         let harness = productURL("prefs-harness").path
         if let user {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
@@ -84,7 +84,7 @@ package final class ServedStore {
     }
 
     /// Sends one command and returns the child's answer.
-    package func send(_ command: String) async throws -> String {
+    func send(_ command: String) async throws -> String {
         input.fileHandleForWriting.write(Data((command + "\n").utf8))
         guard let answer = try await lines.nextLine() else {
             throw DeadlineExceeded(
@@ -95,14 +95,14 @@ package final class ServedStore {
     }
 
     /// The errno of an `error io CODE …` answer, or nil for any other answer.
-    package static func ioCode(_ answer: String) -> Int32? {
+    static func ioCode(_ answer: String) -> Int32? {
         let words = answer.split(separator: " ")
         guard words.count >= 3, words[0] == "error", words[1] == "io" else { return nil }
         return Int32(words[2])
     }
 
     /// Ends the child (end of input) and waits for it, with a deadline.
-    package func stop() async throws {
+    func stop() async throws {
         try? input.fileHandleForWriting.close()
         let status = try await waitForExit(process, "prefs-harness serve", output: lines)
         #expect(status == 0, "prefs-harness serve printed: \"\(lines.transcript)\"")
