@@ -124,7 +124,7 @@ struct EtcdClusterTests {
     /// What a store that stopped following its cluster knows, and its
     /// watch's last steps.
     func diagnosis(_ store: PreferencesStore, _ feed: FeedRecorder<Int>) async throws -> String {
-        let watch = store.core.state.withLock { $0.watch } as? EtcdWatchStream
+        let watch = store.core.state.withLock { $0.watching.watch } as? EtcdWatchStream
         let history = try await offPool { watch?.recentHistory() ?? ["(no etcd watch)"] }
         return "the store holds counter = \(store[.counter]), problems \(store.problems); "
             + "its feed gave \(feed.values.count) values, the last \(feed.values.suffix(3)); "

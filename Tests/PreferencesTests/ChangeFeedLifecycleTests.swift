@@ -28,7 +28,7 @@ import Testing
 
         let recorders = (0..<1000).map { _ in FeedRecorder(store.changes(.counter)) }
         #expect(store.core.subscriberCount == 1000)
-        let watcher = try #require(store.core.state.withLock { $0.watch } as? FileWatcher)
+        let watcher = try #require(store.core.state.withLock { $0.watching.watch } as? FileWatcher)
         let child = try RunningProcess("prefs-harness", ["set", url.path, "counter", "77"])
         #expect(try await child.nextLine() == "ok")
         child.kill()
@@ -69,7 +69,8 @@ import Testing
             }
             var startedSignals = started.makeAsyncIterator()
             await startedSignals.next()
-            let watcher = try #require(store.core.state.withLock { $0.watch } as? FileWatcher)
+            let watcher = try #require(
+                store.core.state.withLock { $0.watching.watch } as? FileWatcher)
             // Half the feeds end by cancelling their task, half are cancelled
             // before their first read of a new value.
             if cycle.isMultiple(of: 2) { await Task.yield() }

@@ -275,5 +275,5 @@ final class EditChain: Sendable {
 
 extension PreferencesStore {
     /// Edits waiting for a write (for forming groups in tests).
-    var pendingEditCount: Int { core.state.withLock { $0.pending.count } }
+    var pendingEditCount: Int { core.state.withLock { $0.edits.pending.count } }
 }

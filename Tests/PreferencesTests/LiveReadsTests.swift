@@ -62,7 +62,7 @@ import Testing
         let seen = await eventually { store[.counter] == 9 }
         #expect(seen, "store[.counter] is still \(store[.counter]) after the directory appeared")
         // Polling gave way to the directory watch once the directory existed.
-        let watcher = try #require(store.core.state.withLock { $0.watch } as? FileWatcher)
+        let watcher = try #require(store.core.state.withLock { $0.watching.watch } as? FileWatcher)
         let native = await eventually { !watcher.usesPolling }
         #expect(native, "the store still polls although its directory exists")
     }
@@ -77,7 +77,7 @@ import Testing
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let url = folder.appendingPathComponent("prefs.json")
         let store = try await PreferencesStore(fileURL: url)
-        let watcher = try #require(store.core.state.withLock { $0.watch } as? FileWatcher)
+        let watcher = try #require(store.core.state.withLock { $0.watching.watch } as? FileWatcher)
         #expect(!watcher.usesPolling)
 
         try FileManager.default.removeItem(at: folder)

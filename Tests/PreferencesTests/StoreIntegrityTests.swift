@@ -355,13 +355,15 @@ private func callCount(_ calls: borrowing Atomic<Int>) -> Int { calls.load(order
         try await store.set(.language, "fr")
         let feed = FeedRecorder(store.changes())
         #expect(await feed.next(where: { $0[.language] == "fr" }) != nil)
-        let generation = store.core.state.withLock { $0.generation }
+        let generation = store.core.state.withLock { $0.current.generation }
 
         // Same values, different bytes (another tool's formatting).
         try replaceAtomically(url, with: #"{"values": {"language": "fr"}, "format": 1}"#)
         try await store.reload()
-        #expect(store.core.state.withLock { $0.generation } == generation)
-        #expect(store.core.state.withLock { $0.revision } == (try store.storage.currentRevision()))
+        #expect(store.core.state.withLock { $0.current.generation } == generation)
+        #expect(
+            store.core.state.withLock { $0.current.revision }
+                == (try store.storage.currentRevision()))
 
         try replaceAtomically(url, with: #"{"values": {"language": "de"}, "format": 1}"#)
         try await store.reload()

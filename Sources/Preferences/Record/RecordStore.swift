@@ -82,7 +82,9 @@ public final class RecordStore<Record: PreferencesRecord>: Sendable {
     /// The record now: stored fields over the `init()` values. Never waits
     /// on disk; decoded once per change of the store's state.
     public var value: Record {
-        let (snapshot, generation) = store.core.state.withLock { ($0.snapshot, $0.generation) }
+        let (snapshot, generation) = store.core.state.withLock {
+            ($0.current.snapshot, $0.current.generation)
+        }
         if let cached = cache.withLock({ $0 }), cached.generation == generation {
             return cached.record
         }
@@ -159,14 +161,5 @@ public final class RecordStore<Record: PreferencesRecord>: Sendable {
         let (record, problems) = coding.decode(values)
         for problem in problems { core.reportRecordProblem(field: problem.field, problem.problem) }
         return record
-    }
-}
-
-extension StoreCore {
-    /// Notes a record field that did not decode. Filed under the top-level
-    /// key, so the problem is dropped when that key's stored value changes.
-    func reportRecordProblem(field: String, _ problem: PreferencesProblem) {
-        state.withLock { $0.mismatches[field] = problem }
-        notifyProblemWatchers()
     }
 }

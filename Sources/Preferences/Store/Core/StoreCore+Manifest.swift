@@ -6,12 +6,7 @@ extension StoreCore {
     /// thrown: a service that can read its store must not fail to start
     /// because the manifest, a help for operators, cannot be written.
     func declare(_ manifest: PreferencesManifest) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            submit {
-                self.publishDeclared(adding: manifest)
-                continuation.resume()
-            }
-        }
+        await queue.run { self.publishDeclared(adding: manifest) }
     }
 
     private func publishDeclared(adding manifest: PreferencesManifest) {
@@ -27,7 +22,7 @@ extension StoreCore {
                 PreferencesProblem(
                     key: nil, message: "the key manifest could not be published: \(error)"))
         }
-        state.withLock { $0.manifestProblems = problems }
+        state.withLock { $0.problems.manifest = problems }
         notifyProblemWatchers()
     }
 }

@@ -1,0 +1,64 @@
+/// Migrations at open (M1, M2, M4, <doc:MigratingAtStartUp>): every pending
+/// step runs under exclusive access on the latest document, the result is
+/// committed in one write, and clean-ups (removing a legacy file) run only
+/// once that write is durable.
+extension StoreCore {
+    func migrate(_ migrations: [any PreferencesMigration]) throws {
+        let current = snapshot
+        guard try migrations.contains(where: { try $0.shouldMigrate(current) }) else { return }
+        let (ran, reports): ([any PreferencesMigration], [PreferencesProblem]) =
+            try storage.withExclusiveAccess {
+                // Under a lock this runs once; without one (a distributed
+                // backend), a lost compare-and-swap runs the steps again on
+                // the newer state rather than failing the open.
+                for _ in 0..<storage.maxWriteAttempts {
+                    try refreshIfChanged(policy: corruption)
+                    let (base, revision) = state.withLock {
+                        ($0.current.snapshot, $0.current.revision)
+                    }
+                    var working = MutablePreferences(snapshot: base, limits: limits)
+                    var ran: [any PreferencesMigration] = []
+                    for migration in migrations where try migration.shouldMigrate(working.snapshot)
+                    {
+                        do {
+                            try migration.migrate(&working)
+                            if let failure = working.failure { throw failure }
+                        } catch let error as PreferencesError {
+                            throw error
+                        } catch {
+                            throw PreferencesError.migrationFailed(
+                                step: migration.name, reason: "\(error)")
+                        }
+                        ran.append(migration)
+                    }
+                    if working.values != base.values || working.version != base.version {
+                        let document = StoreDocument(
+                            editing: base, values: working.values, version: working.version,
+                            stamp: .now())
+                        let bytes = try document.encode(file: storage.location, limits: limits)
+                        guard let written = try storage.write(bytes, ifRevision: revision) else {
+                            continue
+                        }
+                        publish(document, revision: written)
+                    }
+                    return (ran, working.reports)
+                }
+                throw PreferencesError.io(
+                    operation: "migrate", path: storage.location, code: 0,
+                    message: "the file kept changing during the migration; open again")
+            }
+        var problems = reports
+        for migration in ran {
+            do {
+                try migration.cleanUp()
+            } catch {
+                problems.append(
+                    PreferencesProblem(
+                        key: nil,
+                        message: "clean-up of migration '\(migration.name)' failed: \(error)"))
+            }
+        }
+        state.withLock { $0.problems.migration = problems }
+        notifyProblemWatchers()
+    }
+}
