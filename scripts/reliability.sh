@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The reliability harnesses (SPEC §10) in one command, printing their figures.
+# The reliability harnesses in one command, printing their figures (what they
+# try: Sources/Preferences/Preferences.docc/Reliability.md; their latest
+# figures: docs/reliability.md).
 #
 #   scripts/reliability.sh            full: 1,000 kills, multi-process, faults,
 #                                     120 s of fuzzing per target, the test

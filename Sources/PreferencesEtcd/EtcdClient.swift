@@ -22,7 +22,7 @@ import Preferences
 ///   cannot connect, times out, answers 5xx, or says the cluster has no
 ///   leader, the call moves to the next endpoint, cycling with a short
 ///   backoff until ``EtcdConfiguration/timeout`` has passed. Then it fails
-///   with ``PreferencesError/io(operation:path:code:message:)`` naming every
+///   with `PreferencesError.io(operation:path:code:message:)` naming every
 ///   endpoint and what each said last.
 /// - **Endpoint health.** An endpoint that failed within the last
 ///   ``EtcdConfiguration/timeout`` is tried only after those that did not,
@@ -158,7 +158,7 @@ final class EtcdClient: Sendable {
     /// - Parameters:
     ///   - operation: what is being done ("read", "write"), for messages.
     ///   - idempotent: whether repeating the call after an unknown outcome is safe.
-    /// - Throws: ``PreferencesError/io(operation:path:code:message:)``, or
+    /// - Throws: `PreferencesError.io(operation:path:code:message:)`, or
     ///   ``OutcomeUnknown`` for a non-idempotent call.
     func call(_ path: String, _ body: [String: Any], operation: String, idempotent: Bool)
         throws -> [String: Any]

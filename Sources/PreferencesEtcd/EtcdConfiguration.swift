@@ -15,7 +15,7 @@ public struct EtcdConfiguration: Sendable, Equatable {
     /// The user to sign in as, or nil when the cluster does not use authentication.
     public var credentials: EtcdCredentials?
     /// How long a call may take, over all endpoints and retries, before it
-    /// fails with ``PreferencesError/io(operation:path:code:message:)`` (5 s).
+    /// fails with `PreferencesError.io(operation:path:code:message:)` (5 s).
     public var timeout: TimeInterval
     /// The cluster's request size limit (`--max-request-bytes`, 1.5 MiB by default).
     public var maxRequestBytes: Int
@@ -45,7 +45,7 @@ public struct EtcdConfiguration: Sendable, Equatable {
     /// A configuration for comma-separated endpoint URLs
     /// (`http://etcd-1:2379,http://etcd-2:2379`).
     ///
-    /// - Throws: ``PreferencesError/invalidValue(key:reason:)`` naming the
+    /// - Throws: `PreferencesError.invalidValue(key:reason:)` naming the
     ///   endpoint that is not an `http` or `https` URL with a host.
     public init(
         endpoints list: String, credentials: EtcdCredentials? = nil, timeout: TimeInterval = 5,
@@ -95,9 +95,9 @@ public struct EtcdCredentials: Sendable, Equatable {
     /// `$PREFS_ETCD_USER` with `$PREFS_ETCD_PASSWORD`, or with the first line
     /// of `passwordFile` (which wins over the variable); nil without a user.
     ///
-    /// - Throws: ``PreferencesError/io(operation:path:code:message:)`` when
+    /// - Throws: `PreferencesError.io(operation:path:code:message:)` when
     ///   the password file cannot be read, and
-    ///   ``PreferencesError/invalidValue(key:reason:)`` when a user is set
+    ///   `PreferencesError.invalidValue(key:reason:)` when a user is set
     ///   without any password.
     public static func fromEnvironment(
         _ environment: [String: String] = ProcessInfo.processInfo.environment,

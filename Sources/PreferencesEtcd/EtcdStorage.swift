@@ -9,38 +9,42 @@ import Preferences
 #endif
 
 /// The etcd backend: a store's document kept under one etcd v3 key, so a
-/// fleet of replicas shares one set of settings (SPEC §11).
+/// fleet of replicas shares one set of settings (E1–E8, <doc:EtcdGuarantees>).
 ///
-/// - **Layout (E1).** The key holds exactly the bytes a file store would
-///   hold (SPEC §5), so `etcdctl get KEY` shows the document and a valid
-///   document put with `etcdctl` is picked up like an editor's save.
+/// - **Layout** (E1, <doc:EtcdGuarantees>). The key holds exactly the bytes a
+///   file store would hold (FileFormat in the Preferences documentation), so
+///   `etcdctl get KEY` shows the document and a valid document put with
+///   `etcdctl` is picked up like an editor's save.
 /// - **Revisions.** A revision is the key's `mod_revision`; an absent key is
-///   ``StorageRevision/absent``.
-/// - **Writes (E2).** One transaction comparing `mod_revision` (or
-///   `create_revision = 0` for a key that does not exist yet), acknowledged
-///   once a quorum has it. There is no lock: ``withExclusiveAccess(_:)`` runs
-///   its body as is, and a writer that loses the compare re-reads and
-///   re-applies its edit (after a short random pause, so competing replicas
-///   spread out), up to ``maxWriteAttempts`` times.
-/// - **Unknown outcomes (E4).** Each write also stores a random write id
-///   in the sibling key `KEY.last-write`, in the same transaction. When a
-///   write was sent but no answer came (the member died, the leader
-///   changed), the backend looks at the history before anything else: the
-///   first change after the compared revision either carries this write's id
-///   (it landed; the store is told so) or not (it did not; the edit is
-///   re-applied on the newer state), so an edit is never applied twice nor
-///   lost — even when another replica wrote the very same bytes. (If that
-///   history is already compacted, the write fails with `.io` instead.)
-/// - **Corruption (S8).** A corrupt document is moved to the sibling key
-///   `KEY.corrupt-<stamp>` in the same transaction that deletes `KEY`, and
-///   only if `KEY` still has the revision that was found corrupt.
-/// - **Watch (E3).** One streaming watch per subscribed store; see
-///   ``watch(_:)``. While it runs, ``currentRevision()`` answers from
-///   what the watch has seen, with no request.
-/// - **Limits (E6).** A document larger than the cluster's request limit
-///   (``EtcdConfiguration/maxRequestBytes``, less room for the request's
-///   framing) is refused before sending with
-///   ``PreferencesError/limitExceeded(file:reason:)``.
+///   `StorageRevision.absent`.
+/// - **Writes** (E2, <doc:EtcdGuarantees>). One transaction comparing
+///   `mod_revision` (or `create_revision = 0` for a key that does not exist
+///   yet), acknowledged once a quorum has it. There is no lock:
+///   ``withExclusiveAccess(_:)`` runs its body as is, and a writer that loses
+///   the compare re-reads and re-applies its edit (after a short random
+///   pause, so competing replicas spread out), up to ``maxWriteAttempts``
+///   times.
+/// - **Unknown outcomes** (E4, <doc:EtcdGuarantees>). Each write also stores
+///   a random write id in the sibling key `KEY.last-write`, in the same
+///   transaction. When a write was sent but no answer came (the member died,
+///   the leader changed), the backend looks at the history before anything
+///   else: the first change after the compared revision either carries this
+///   write's id (it landed; the store is told so) or not (it did not; the
+///   edit is re-applied on the newer state), so an edit is never applied
+///   twice nor lost — even when another replica wrote the very same bytes.
+///   (If that history is already compacted, the write fails with `.io`
+///   instead.)
+/// - **Corruption** (S8 in the Preferences documentation, StoreGuarantees). A
+///   corrupt document is moved to the sibling key `KEY.corrupt-<stamp>` in
+///   the same transaction that deletes `KEY`, and only if `KEY` still has the
+///   revision that was found corrupt.
+/// - **Watch** (E3, <doc:EtcdGuarantees>). One streaming watch per subscribed
+///   store; see ``watch(_:)``. While it runs, ``currentRevision()``
+///   answers from what the watch has seen, with no request.
+/// - **Limits** (E6, <doc:EtcdGuarantees>). A document larger than the
+///   cluster's request limit (``EtcdConfiguration/maxRequestBytes``, less
+///   room for the request's framing) is refused before sending with
+///   `PreferencesError.limitExceeded(file:reason:)`.
 /// - **Threads.** Every method blocks its caller until etcd answers or the
 ///   timeout passes (see ``EtcdConfiguration/timeout``); the store calls it
 ///   on its own serial dispatch queue, never on Swift's cooperative pool.
@@ -83,11 +87,15 @@ public final class EtcdStorage: PreferencesStorage {
     /// A backend for `key` on the cluster described by `configuration`.
     ///
     /// - Parameters:
+    ///   - configuration: the cluster's endpoints, credentials and limits.
+    ///   - key: the etcd key that holds the document, such as
+    ///     `/prefs/com.example.app`.
     ///   - sharesStateInProcess: when true (the default), stores opened on the
-    ///     same endpoints and key in one process share one state (S9); false
-    ///     makes each store a separate replica, as in another process (for
-    ///     benchmarks and tests).
-    /// - Throws: ``PreferencesError/invalidKey(key:reason:)`` for an empty key.
+    ///     same endpoints and key in one process share one state (S9 in the
+    ///     Preferences documentation, StoreGuarantees); false makes each store
+    ///     a separate replica, as in another process (for benchmarks and
+    ///     tests).
+    /// - Throws: `PreferencesError.invalidKey(key:reason:)` for an empty key.
     public init(
         configuration: EtcdConfiguration, key: String, sharesStateInProcess: Bool = true
     ) throws {
@@ -112,7 +120,8 @@ public final class EtcdStorage: PreferencesStorage {
     public var location: String { key }
 
     /// `etcd:`, the endpoints (sorted) and the key: stores on the same
-    /// cluster and key share one state in the process (S9).
+    /// cluster and key share one state in the process (S9 in the Preferences
+    /// documentation, StoreGuarantees).
     public var identity: String? {
         guard sharesState else { return nil }
         let endpoints = configuration.endpoints.map { $0.absoluteString }.sorted()

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import Preferences
 
-/// One streaming `POST /v3/watch` on a store's key (E3).
+/// One streaming `POST /v3/watch` on a store's key (E3, <doc:EtcdGuarantees>).
 ///
 /// The gateway answers with a chunked body of one JSON object per line:
 /// `created` first, then `events`, possibly `canceled` (with

@@ -1,7 +1,8 @@
 import Preferences
 
 extension PreferencesStore {
-    /// Opens the store kept under `key` in an etcd cluster (SPEC §11).
+    /// Opens the store kept under `key` in an etcd cluster
+    /// (E1–E8, <doc:EtcdGuarantees>).
     ///
     /// Every replica that opens the same key shares one set of settings:
     /// a write is acknowledged by the cluster's quorum and reaches the other

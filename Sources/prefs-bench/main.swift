@@ -1,6 +1,6 @@
 // prefs-bench: measures Preferences against Foundation's UserDefaults, the
 // hand-rolled JSONEncoder + atomic write, and the durable-replace floor, in
-// one run, as ratios (SPEC §9).
+// one run, as ratios (P1–P11 in Sources/Preferences/Preferences.docc/Performance.md).
 //
 //   swift run -c release prefs-bench [--quick] [--json] [--only P2,P3]
 //   swift run -c release prefs-bench --scaling [--chart scaling.svg]

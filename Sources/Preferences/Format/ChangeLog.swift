@@ -1,5 +1,5 @@
-/// When and by whom each stored key was last changed (SPEC S18), kept
-/// compactly in memory.
+/// When and by whom each stored key was last changed
+/// (S18, <doc:StoreGuarantees>), kept compactly in memory.
 ///
 /// A write stamps every key it changes with one record, and an import or a
 /// migration changes thousands of keys in one write; so most keys of a

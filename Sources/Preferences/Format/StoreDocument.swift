@@ -1,7 +1,7 @@
-/// The preferences file layout (SPEC §5): a JSON object with the layout's
+/// The preferences file layout (<doc:FileFormat>): a JSON object with the layout's
 /// `format` (1), the app's data `version` (0 when absent), the stored
 /// `values`, and for each stored key when and by whom it was last changed
-/// (`modified`, S18).
+/// (`modified`, S18 in <doc:StoreGuarantees>).
 ///
 /// ```json
 /// {
@@ -17,7 +17,8 @@
 /// ```
 ///
 /// Top-level members this version does not know are kept as they are and
-/// written back unchanged, as records keep fields they do not declare (R3),
+/// written back unchanged, as records keep fields they do not declare
+/// (R3, <doc:Records>),
 /// so a later addition to the layout never makes a file unreadable to an
 /// older reader, and an older writer never drops it.
 struct StoreDocument: Sendable, Equatable {

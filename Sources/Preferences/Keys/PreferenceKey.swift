@@ -17,12 +17,13 @@ public class PreferenceKeys: @unchecked Sendable {
 /// A typed key: its name in the file and the value a read returns when the
 /// key is not stored.
 ///
-/// Defaults live in code and are never written (SPEC S6), so changing a
-/// default changes it for everyone who never set the key. `Value` may be any
-/// `Codable & Sendable` type: the scalars (`Bool`, `Int`, `Int64`, `Double`,
-/// `Float`, `String`, `Data`, `Date`, `URL`), arrays and string-keyed
-/// dictionaries of them, optionals, `String`- or `Int`-backed enums declared
-/// `Codable`, and your own `Codable` types, which are stored as nested JSON.
+/// Defaults live in code and are never written (S6, <doc:StoreGuarantees>),
+/// so changing a default changes it for everyone who never set the key.
+/// `Value` may be any `Codable & Sendable` type: the scalars (`Bool`, `Int`,
+/// `Int64`, `Double`, `Float`, `String`, `Data`, `Date`, `URL`), arrays and
+/// string-keyed dictionaries of them, optionals, `String`- or `Int`-backed
+/// enums declared `Codable`, and your own `Codable` types, which are stored
+/// as nested JSON.
 ///
 /// ```swift
 /// enum Theme: String, Codable, Sendable { case light, dark }
@@ -64,7 +65,8 @@ public final class PreferenceKey<Value: Codable & Sendable>: PreferenceKeys, @un
         return try ValueCoding.decode(Value.self, from: stored)
     }
 
-    /// Decodes, turning a failure into ``PreferencesError/typeMismatch(key:expected:found:)`` (S7).
+    /// Decodes, turning a failure into ``PreferencesError/typeMismatch(key:expected:found:)``
+    /// (S7, <doc:StoreGuarantees>).
     func value(from stored: PreferenceValue) throws -> Value {
         do {
             return try decode(stored)

@@ -1,4 +1,5 @@
-/// A legacy flat key source that a migration can import (SPEC §6 M5).
+/// A legacy flat key source that a migration can import
+/// (M5, <doc:MigratingAtStartUp>).
 ///
 /// The raw values are the names `prefs import --format` accepts:
 ///

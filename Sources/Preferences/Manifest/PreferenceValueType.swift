@@ -21,12 +21,13 @@ public enum PreferenceValueType: String, Sendable, CaseIterable, Codable {
     case string
     /// Any JSON value: arrays, objects, and nested Codable types.
     case json
-    /// An ISO 8601 date string, as dates are stored (SPEC §5).
+    /// An ISO 8601 date string, as dates are stored (<doc:FileFormat>).
     case date
     /// A base64 string, as `Data` is stored.
     case data
 
-    /// The type `prefs set` gives an untyped command-line value (SPEC §7.2):
+    /// The type `prefs set` gives an untyped command-line value
+    /// (7.2, <doc:CommandLineTool>):
     /// `true`/`false` are bool, an integer literal is int, a decimal literal
     /// is double, and anything else is a string.
     public static func inferred(from text: String) -> PreferenceValueType {
@@ -100,7 +101,7 @@ public enum PreferenceValueType: String, Sendable, CaseIterable, Codable {
     /// Whether a stored value fits this type.
     ///
     /// An integer fits `double`, and a number with no fractional part fits
-    /// `int`, matching how typed keys read (SPEC S7).
+    /// `int`, matching how typed keys read (S7, <doc:StoreGuarantees>).
     public func accepts(_ value: PreferenceValue) -> Bool {
         switch (self, value) {
         case (.json, _): true
@@ -145,7 +146,7 @@ public enum PreferenceValueType: String, Sendable, CaseIterable, Codable {
 
     /// The type whose values look like `value`: the JSON kind of a stored
     /// value (`.json` for arrays, objects, null and nil), which is how
-    /// `prefs set` keeps a key's stored type (SPEC 7.2).
+    /// `prefs set` keeps a key's stored type (7.2, <doc:CommandLineTool>).
     public init(kindOf value: PreferenceValue?) {
         switch value {
         case .bool?: self = .bool

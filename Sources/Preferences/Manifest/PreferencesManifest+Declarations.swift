@@ -25,8 +25,8 @@ extension PreferencesManifest {
         self.init(entries: entries)
     }
 
-    /// A manifest declaring each top-level field of a record (SPEC R1), with
-    /// the values of `Record()` as defaults.
+    /// A manifest declaring each top-level field of a record
+    /// (R1, <doc:Records>), with the values of `Record()` as defaults.
     ///
     /// A field whose coding key is its property's name takes the type its
     /// Swift type declares (a `Double` field is a `double` even when its

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A key manifest (SPEC §7.5): the keys a program declares, with their
+/// A key manifest (7.5, <doc:CommandLineTool>): the keys a program declares, with their
 /// types, defaults, descriptions and allowed values, as a JSON file that
 /// `prefs` uses to type `set`, print defaults in `get`, and report stored
 /// values that do not fit in `check`.
@@ -71,7 +71,7 @@ public struct PreferencesManifest: Sendable, Equatable {
     ///
     /// A declared key's text is parsed as its declared type and checked
     /// against its limits; an undeclared key's type is inferred from the
-    /// text (``PreferenceValueType/inferred(from:)``, SPEC §7.2).
+    /// text (``PreferenceValueType/inferred(from:)``; 7.2, <doc:CommandLineTool>).
     ///
     /// - Throws: ``PreferencesError/invalidValue(key:reason:)`` naming the
     ///   key and the text.
@@ -89,8 +89,9 @@ public struct PreferencesManifest: Sendable, Equatable {
 
     // MARK: Publishing beside a store
 
-    /// The name of the manifest a store publishes beside its file (SPEC
-    /// 7.6): `.json` replaced by `.keys.json`, else `.keys.json` added.
+    /// The name of the manifest a store publishes beside its file
+    /// (7.6, <doc:CommandLineTool>): `.json` replaced by `.keys.json`, else
+    /// `.keys.json` added.
     ///
     /// ```swift
     /// PreferencesManifest.publishedName(forStoreNamed: "default.json")   // "default.keys.json"

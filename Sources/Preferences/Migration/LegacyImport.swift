@@ -3,7 +3,7 @@ import Foundation
 /// A migration that imports a legacy flat key source — a Java properties
 /// file, an Android SharedPreferences XML file, an Apple property list
 /// (such as a UserDefaults plist), an envdir directory or a JSON object —
-/// into the store once, at start-up (SPEC M3).
+/// into the store once, at start-up (M3, <doc:MigratingAtStartUp>).
 ///
 /// It runs while the source exists. It reads the source (nothing is
 /// imported from a malformed one: the open fails with an error naming the

@@ -1,4 +1,5 @@
-/// One step that moves stored data forward, run while a store opens (SPEC §6).
+/// One step that moves stored data forward, run while a store opens
+/// (<doc:MigratingAtStartUp>).
 ///
 /// It has the shape of Jetpack DataStore's `DataMigration`: the store asks
 /// each migration in order whether it should run against the state so far,

@@ -1,4 +1,5 @@
-/// A migration that brings the stored data up to a data `version` (SPEC M2).
+/// A migration that brings the stored data up to a data `version`
+/// (M2, <doc:MigratingAtStartUp>).
 ///
 /// It runs only when the file's `version` is lower than its own, applies its
 /// steps in order, and raises the file's `version` to its own, so it never

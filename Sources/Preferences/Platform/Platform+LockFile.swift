@@ -6,7 +6,7 @@
     import Darwin
 #endif
 
-/// The lock file beside a store (SPEC S3, S14, S15).
+/// The lock file beside a store (S3, S14, S15, <doc:StoreGuarantees>).
 extension Platform {
     /// Opens (creating, 0600) `path` and takes an exclusive `flock` on it,
     /// waiting at most `timeout`; returns the descriptor that holds the lock.

@@ -6,7 +6,8 @@
     import Darwin
 #endif
 
-/// Following a store's symlinks only where that is safe (SPEC S10, S19).
+/// Following a store's symlinks only where that is safe
+/// (S10, S19, <doc:StoreGuarantees>).
 extension Platform {
     /// Follows symlinks in the last component of `path`, as
     /// ``resolveSymlinks(_:)`` does, but applies the kernel's

@@ -6,7 +6,8 @@
     import Darwin
 #endif
 
-/// Who is running this process, for change metadata (SPEC S18).
+/// Who is running this process, for change metadata
+/// (S18, <doc:StoreGuarantees>).
 extension Platform {
     /// The name of the effective user (the one whose rights a write uses),
     /// or its numeric id when the user database has no entry for it.

@@ -127,8 +127,9 @@ enum Platform {
     /// Reads a whole regular file. nil when it does not exist.
     ///
     /// With `followingSymlinks: false` a symlink at `path` is an error
-    /// (`ELOOP`): the store resolves its links itself, checking each (S19),
-    /// and must not follow one planted after that check.
+    /// (`ELOOP`): the store resolves its links itself, checking each
+    /// (S19, <doc:StoreGuarantees>), and must not follow one planted after
+    /// that check.
     static func readFile(_ path: String, limit: Int, followingSymlinks: Bool = true) throws -> (
         bytes: [UInt8], stamp: FileStamp
     )? {
@@ -206,7 +207,8 @@ enum Platform {
                 // open(2) applies the umask; make the mode exact before the
                 // data, so the one fsync below covers mode, owner and bytes.
                 if fchmod(descriptor, mode_t(mode)) != 0 { throw ioError("chmod", path) }
-                // As root (`sudo prefs set`), keep the service's file its own (S14).
+                // As root (`sudo prefs set`), keep the service's file its own
+                // (S14, <doc:StoreGuarantees>).
                 if let owner, geteuid() == 0, owner.uid != 0 || owner.gid != getegid() {
                     _ = fchown(descriptor, uid_t(owner.uid), gid_t(owner.gid))
                 }

@@ -1,5 +1,5 @@
 /// A typed settings record, stored field by field in a preferences file
-/// (the "proto-like" API, SPEC §5 R1–R5).
+/// (the "proto-like" API; R1–R5, <doc:Records>).
 ///
 /// Declare a struct whose `init()` holds the defaults. Each top-level field
 /// is one key in the file, named by the record's coding keys, so records,

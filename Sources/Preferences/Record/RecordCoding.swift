@@ -1,5 +1,5 @@
 /// Converts between a record and the stored values, applying the evolution
-/// rules of SPEC R2 and R5.
+/// rules R2 and R5 (<doc:Records>).
 ///
 /// Reading starts from the stored values over the encoded `Record()`
 /// (top-level fields the file lacks take their `init()` values), then
@@ -33,7 +33,7 @@ struct RecordCoding<Record: PreferencesRecord>: Sendable {
     static func fields(of record: Record) throws -> [String: PreferenceValue] {
         guard case .object(let fields) = try ValueCoding.encode(record) else {
             preconditionFailure(
-                "\(Record.self) must encode as a keyed container: each field is a key in the file (SPEC R1)"
+                "\(Record.self) must encode as a keyed container: each field is a key in the file (R1 in the Records article)"
             )
         }
         return fields.filter { $0.value != .null }

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// A typed record stored field by field in a preferences file: the
-/// "proto-like" API (SPEC §5 R1–R5), like Jetpack Proto DataStore's
+/// "proto-like" API (R1–R5, <doc:Records>), like Jetpack Proto DataStore's
 /// `DataStore<T>` with `data` and `updateData`.
 ///
 /// ```swift
@@ -20,20 +20,22 @@ import Synchronization
 ///
 /// The record shares the file, the lock and the in-memory state with every
 /// ``PreferencesStore`` on the same file: each top-level field is one key
-/// (R1), so `PreferenceKeys` declared with the same names, other processes
-/// and `prefs get`/`set` all see the same values.
+/// (R1, <doc:Records>), so `PreferenceKeys` declared with the same names,
+/// other processes and `prefs get`/`set` all see the same values.
 ///
 /// Evolution needs no migrations and no hand-written `init(from:)`:
 /// - fields missing from the file, and missing fields of nested structs,
-///   read as their `init()` values (R2);
+///   read as their `init()` values (R2, <doc:Records>);
 /// - keys in the file that the record does not declare are kept by
-///   ``update(_:)`` (R3), so an older app never erases a newer app's fields;
+///   ``update(_:)`` (R3, <doc:Records>), so an older app never erases a
+///   newer app's fields;
 /// - ``update(_:)`` writes only the top-level fields whose encoding changed
-///   (R4); fields never set stay absent, so a new default in `init()` reaches
-///   everyone who never set them;
+///   (R4, <doc:Records>); fields never set stay absent, so a new default in
+///   `init()` reaches everyone who never set them;
 /// - a field that does not decode reads as its default and is listed in
-///   ``problems`` with its coding path, such as `window.width` (R5); its
-///   stored value is left alone until an update changes that field.
+///   ``problems`` with its coding path, such as `window.width`
+///   (R5, <doc:Records>); its stored value is left alone until an update
+///   changes that field.
 public final class RecordStore<Record: PreferencesRecord>: Sendable {
     /// The store that holds the record's fields.
     public let store: PreferencesStore
@@ -47,9 +49,10 @@ public final class RecordStore<Record: PreferencesRecord>: Sendable {
 
     /// Opens the record in the file at `fileURL` (see
     /// ``PreferencesStore/init(fileURL:migrations:corruption:limits:declaring:liveReads:)``)
-    /// and publishes its fields' manifest beside the file (SPEC 7.6, see
-    /// ``PreferencesStore/declare(_:)``), so `prefs` shows the record's
-    /// defaults and types its fields as the record reads them. With
+    /// and publishes its fields' manifest beside the file (7.6,
+    /// <doc:CommandLineTool>; see ``PreferencesStore/declare(_:)``), so
+    /// `prefs` shows the record's defaults and types its fields as the
+    /// record reads them. With
     /// `liveReads`, ``value`` follows other processes' writes.
     public convenience init(
         fileURL: URL, migrations: [any PreferencesMigration] = [],
@@ -134,8 +137,9 @@ public final class RecordStore<Record: PreferencesRecord>: Sendable {
         }
     }
 
-    /// The record now, then each new distinct record (SPEC C1), including
-    /// changes made through typed keys, other processes and `prefs set`.
+    /// The record now, then each new distinct record
+    /// (C1, <doc:ObservingChanges>), including changes made through typed
+    /// keys, other processes and `prefs set`.
     ///
     /// ```swift
     /// for await settings in settingsStore.changes() {
@@ -154,7 +158,8 @@ public final class RecordStore<Record: PreferencesRecord>: Sendable {
         Self.decode(values, coding: coding, core: store.core)
     }
 
-    /// Decodes and reports fields that did not decode as the store's problems (S7).
+    /// Decodes and reports fields that did not decode as the store's problems
+    /// (S7, <doc:StoreGuarantees>).
     private static func decode(
         _ values: [String: PreferenceValue], coding: RecordCoding<Record>, core: StoreCore
     ) -> Record {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Dates in the file are ISO 8601 UTC strings (SPEC §5).
+/// Dates in the file are ISO 8601 UTC strings (<doc:FileFormat>).
 ///
 /// The writer uses as few fractional digits as reproduce the `Date` exactly,
 /// so a date read back equals the date written: `2026-11-29T16:11:08Z`, or

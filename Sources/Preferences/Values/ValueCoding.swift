@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Common scalar types take a direct path (no encoder, no allocation); every
 /// other `Codable` type goes through `JSONEncoder`/`JSONDecoder` configured
-/// for the file format of SPEC §5: `Data` as base64, `Date` as ISO 8601 UTC,
+/// for the file format (<doc:FileFormat>): `Data` as base64, `Date` as ISO 8601 UTC,
 /// non-finite numbers as `"NaN"`, `"Infinity"`, `"-Infinity"`, and nested
 /// types as nested JSON (never JSON inside a string).
 enum ValueCoding {

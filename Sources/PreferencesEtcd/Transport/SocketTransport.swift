@@ -9,7 +9,7 @@ import Foundation
 /// response.")`, swiftlang/swift-corelibs-foundation#5285) when a server
 /// closes a connection after taking a request and before answering —
 /// exactly what a member killed mid-request does, which the etcd backend
-/// must survive (E4).
+/// must survive (E4, <doc:EtcdGuarantees>).
 package final class SocketTransport: EtcdTransport {
     package init() {}
 
