@@ -8,12 +8,15 @@ let package = Package(
         .library(name: "Preferences", targets: ["Preferences"]),
         // The etcd backend, separate so a service on files links no networking.
         .library(name: "PreferencesEtcd", targets: ["PreferencesEtcd"]),
+        // The storage contract any backend's tests run in one call.
+        .library(name: "PreferencesTesting", targets: ["PreferencesTesting"]),
         .executable(name: "prefs", targets: ["prefs"]),
         .executable(name: "prefs-bench", targets: ["prefs-bench"]),
     ],
     targets: [
         .target(name: "Preferences"),
         .target(name: "PreferencesEtcd", dependencies: ["Preferences"]),
+        .target(name: "PreferencesTesting", dependencies: ["Preferences"]),
         .target(name: "PrefsCLI", dependencies: ["Preferences", "PreferencesEtcd"]),
         .executableTarget(name: "prefs", dependencies: ["PrefsCLI"]),
         .executableTarget(name: "prefs-bench", dependencies: ["Preferences", "PreferencesEtcd"]),
@@ -27,22 +30,28 @@ let package = Package(
         // processes with deadlines, test etcd clusters, common keys.
         .target(
             name: "PreferencesTestSupport",
-            dependencies: ["Preferences", "PreferencesEtcd"],
+            dependencies: ["Preferences", "PreferencesEtcd", "PreferencesTesting"],
             path: "Tests/TestSupport"
         ),
         .testTarget(
             name: "PreferencesTests",
-            dependencies: ["Preferences", "PreferencesTestSupport", "prefs", "prefs-harness"]
+            dependencies: [
+                "Preferences", "PreferencesTesting", "PreferencesTestSupport", "prefs",
+                "prefs-harness",
+            ]
         ),
         .testTarget(
             name: "PreferencesEtcdTests",
             dependencies: [
-                "Preferences", "PreferencesEtcd", "PreferencesTestSupport", "prefs-harness",
+                "Preferences", "PreferencesEtcd", "PreferencesTesting", "PreferencesTestSupport",
+                "prefs-harness",
             ]
         ),
         .testTarget(
             name: "PrefsCLITests",
-            dependencies: ["Preferences", "PrefsCLI", "PreferencesTestSupport", "prefs"]
+            dependencies: [
+                "Preferences", "PrefsCLI", "PreferencesTesting", "PreferencesTestSupport", "prefs",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

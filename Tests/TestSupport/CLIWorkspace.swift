@@ -1,5 +1,6 @@
 import Foundation
 import Preferences
+import PreferencesTesting
 import Testing
 
 /// A store file in a fresh directory, driven through the built `prefs` binary.

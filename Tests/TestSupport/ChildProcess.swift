@@ -1,5 +1,6 @@
 import Foundation
 import Preferences
+import PreferencesTesting
 import Testing
 
 #if canImport(Glibc)
@@ -7,91 +8,6 @@ import Testing
 #elseif canImport(Darwin)
     import Darwin
 #endif
-
-/// A wait that ran out of time; says what it waited for and what the child printed.
-package struct DeadlineExceeded: Error, CustomStringConvertible {
-    package let description: String
-    package init(description: String) { self.description = description }
-}
-
-/// The first of two outcomes wins; the other is dropped.
-private final class Race<Value: Sendable>: Sendable {
-    private let state = LockedBox<(CheckedContinuation<Value, any Error>?, Task<Void, Never>?)>(
-        (nil, nil))
-
-    package func start(_ continuation: CheckedContinuation<Value, any Error>) {
-        state.withLock { $0.0 = continuation }
-    }
-
-    package func setTimer(_ timer: Task<Void, Never>) {
-        let finished = state.withLock { state -> Bool in
-            if state.0 == nil { return true }
-            state.1 = timer
-            return false
-        }
-        if finished { timer.cancel() }
-    }
-
-    package func finish(_ result: Result<Value, any Error>) {
-        let (continuation, timer) = state.withLock { state in
-            defer { state = (nil, nil) }
-            return state
-        }
-        timer?.cancel()
-        continuation?.resume(with: result)
-    }
-}
-
-/// Runs blocking `body` on a thread of its own (never on Swift's
-/// cooperative pool) and awaits its result for at most `timeout`. On time
-/// out it throws ``DeadlineExceeded`` naming `what` and `detail()`; the
-/// thread is left to finish on its own.
-package func onOwnThread<Value: Sendable>(
-    _ what: String, timeout: Duration = .seconds(120),
-    detail: @escaping @Sendable () -> String = { "" },
-    _ body: @escaping @Sendable () throws -> Value
-) async throws -> Value {
-    let race = Race<Value>()
-    return try await withCheckedThrowingContinuation { continuation in
-        race.start(continuation)
-        Thread { race.finish(Result { try body() }) }.start()
-        race.setTimer(
-            Task {
-                try? await Task.sleep(for: timeout)
-                guard !Task.isCancelled else { return }
-                race.finish(
-                    .failure(
-                        DeadlineExceeded(
-                            description: "\(what): no result within \(timeout)\(detail())")))
-            })
-    }
-}
-
-/// Awaits `body` for at most `timeout`; on time out throws
-/// ``DeadlineExceeded`` naming `what` (the body is left to finish on its own).
-package func withDeadline<Value: Sendable>(
-    _ what: String, timeout: Duration = .seconds(60),
-    _ body: @escaping @Sendable () async throws -> Value
-) async throws -> Value {
-    let race = Race<Value>()
-    return try await withCheckedThrowingContinuation { continuation in
-        race.start(continuation)
-        Task { race.finish(await Result(catching: body)) }
-        race.setTimer(
-            Task {
-                try? await Task.sleep(for: timeout)
-                guard !Task.isCancelled else { return }
-                race.finish(
-                    .failure(DeadlineExceeded(description: "\(what): not within \(timeout)")))
-            })
-    }
-}
-
-extension Result where Failure == any Error {
-    package init(catching body: () async throws -> Success) async {
-        do { self = .success(try await body()) } catch { self = .failure(error) }
-    }
-}
 
 /// Reads a child's output on a thread of its own and hands it out line by
 /// line; every wait has a deadline and fails with everything the child

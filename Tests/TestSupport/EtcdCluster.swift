@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Preferences
 import PreferencesEtcd
+import PreferencesTesting
 import Synchronization
 import Testing
 

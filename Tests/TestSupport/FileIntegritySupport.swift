@@ -1,5 +1,6 @@
 import Foundation
 import Preferences
+import PreferencesTesting
 import Synchronization
 import Testing
 

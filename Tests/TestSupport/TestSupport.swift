@@ -1,5 +1,6 @@
 import Foundation
 import Preferences
+import PreferencesTesting
 import Testing
 
 #if canImport(Glibc)
@@ -239,25 +240,6 @@ package let nobodyUser: UInt32 = 65534
 /// Gives `path` to `user` (the fault harness runs its child as that user).
 package func giveAway(_ path: String, to user: UInt32) {
     _ = chown(path, uid_t(user), gid_t(user))
-}
-
-/// A value shared between threads in test helpers (an `NSLock`, a pthread
-/// mutex, which ThreadSanitizer models; `Mutex` it does not).
-package final class LockedBox<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    package init(_ value: Value) { stored = value }
-    package var value: Value {
-        get { lock.lock(); defer { lock.unlock() }; return stored }
-        set { lock.lock(); stored = newValue; lock.unlock() }
-    }
-
-    /// Runs `body` with the value, holding the lock.
-    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&stored)
-    }
 }
 
 /// `stat` (or, with `followingLinks: false`, `lstat`) of a path; nil when

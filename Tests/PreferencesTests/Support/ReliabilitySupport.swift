@@ -1,5 +1,6 @@
 import Foundation
 import PreferencesTestSupport
+import PreferencesTesting
 import Testing
 
 @testable import Preferences
