@@ -14,7 +14,7 @@ import Testing
 
 /// A fleet on a real three-member cluster: separate processes incrementing
 /// one counter, with `prefs set` beside them, with the leader killed, and
-/// with the whole cluster down and back (SPEC §10, E2–E4).
+/// with the whole cluster down and back (<doc:Reliability>; E2–E4, <doc:EtcdGuarantees>).
 @Suite(.enabled(if: etcdAvailable, etcdUnavailableReason))
 struct EtcdClusterTests {
     static let processes = 4

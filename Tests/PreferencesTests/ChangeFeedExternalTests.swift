@@ -4,7 +4,7 @@ import Testing
 
 @testable import Preferences
 
-/// Writes by other processes and programs reach the feed (SPEC C3, C6).
+/// Writes by other processes and programs reach the feed (C3, C6, <doc:ObservingChanges>).
 @Suite struct ChangeFeedExternalTests {
     @Test func aChildProcessWriteReachesTheParentsFeed() async throws {
         let directory = try TemporaryDirectory()

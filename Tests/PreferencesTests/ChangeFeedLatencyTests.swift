@@ -5,7 +5,7 @@ import Testing
 
 @testable import Preferences
 
-/// Delivery latency, printed, never asserted (SPEC P5). Opt in with
+/// Delivery latency, printed, never asserted (P5, <doc:Performance>). Opt in with
 /// `PREFS_MEASURE=1 swift test --filter ChangeFeedLatency`.
 @Suite(
     .enabled(

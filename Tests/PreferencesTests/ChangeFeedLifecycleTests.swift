@@ -4,7 +4,7 @@ import Testing
 
 @testable import Preferences
 
-/// Many subscribers, and what is left once they are gone (SPEC C5). The
+/// Many subscribers, and what is left once they are gone (C5, <doc:ObservingChanges>). The
 /// descriptor counts are of the whole process, so these run one at a time;
 /// other suites may open files and pipes meanwhile (69 more in one busy
 /// run), hence the allowance, which is still far below the thousand that

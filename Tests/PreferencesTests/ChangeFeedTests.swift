@@ -4,7 +4,7 @@ import Testing
 
 @testable import Preferences
 
-/// The change feed within one process (SPEC C1, C2, C4, C5).
+/// The change feed within one process (C1, C2, C4, C5, <doc:ObservingChanges>).
 @Suite struct ChangeFeedTests {
     @Test func problemFeedReportsMismatchesAndKeepsTheFileWatched() async throws {
         let directory = try TemporaryDirectory()

@@ -10,7 +10,7 @@ private struct Settings: PreferencesRecord {
     var zoom = 14.0
 }
 
-/// When and by whom each stored key was last changed (SPEC S18).
+/// When and by whom each stored key was last changed (S18, <doc:StoreGuarantees>).
 @Suite struct ChangeMetadataTests {
     let directory: TemporaryDirectory
     let url: URL

@@ -12,7 +12,7 @@ import Testing
 #endif
 
 /// The file backend's revisions, durability and exclusivity at their edges
-/// (SPEC S2, S3, S9, S13).
+/// (S2, S3, S9, S13, <doc:StoreGuarantees>).
 @Suite struct FileIntegrityTests {
     static let label = PreferenceKey<String>("label", default: "")
     static let number = PreferenceKey<Int>("number", default: 0)

@@ -10,7 +10,7 @@ import Testing
     import Darwin
 #endif
 
-/// Waiting for another process's lock ends (SPEC S3, S15): a child holds
+/// Waiting for another process's lock ends (S3, S15, <doc:StoreGuarantees>): a child holds
 /// `<file>.lock` and is stopped with SIGSTOP, as a debugger or a terminal's
 /// Ctrl-Z would leave it.
 @Suite struct FileLockWaitTests {
@@ -91,7 +91,7 @@ import Testing
             #expect(
                 result.standardError.contains("process \(holder.pid)"), "\(result.standardError)")
         #endif
-        // The default wait (SPEC S15) is ten seconds.
+        // The default wait (S15, <doc:StoreGuarantees>) is ten seconds.
         #expect(waited >= .seconds(10))
     }
 }

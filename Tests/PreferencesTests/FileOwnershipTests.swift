@@ -10,8 +10,8 @@ import Testing
     import Darwin
 #endif
 
-/// Root changing another user's store (SPEC S14), and symlinks planted by
-/// another user (SPEC S19). Both need root and `setpriv`, to be the other user.
+/// Root changing another user's store (S14, <doc:StoreGuarantees>), and symlinks planted by
+/// another user (S19, <doc:StoreGuarantees>). Both need root and `setpriv`, to be the other user.
 @Suite(.enabled(if: canSwitchUser, "needs root and setpriv to act as another user"))
 struct FileOwnershipTests {
     @Test func sudoPrefsSetLeavesEverythingItCreatesToTheStoresOwner() async throws {

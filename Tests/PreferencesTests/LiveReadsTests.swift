@@ -4,7 +4,7 @@ import Testing
 
 @testable import Preferences
 
-/// Live reads (SPEC S16): an open store keeps itself current, with one
+/// Live reads (S16, <doc:StoreGuarantees>): an open store keeps itself current, with one
 /// directory watch per process however many stores are open, on a bounded
 /// set of threads.
 @Suite struct LiveReadsTests {
@@ -132,7 +132,8 @@ import Testing
 
     /// A service reading `store[.counter]` on a loop (no feed, no reload)
     /// sees each `prefs set` of another process. The delay from `prefs set`
-    /// returning to the reader seeing the value is printed (SPEC S16, P5).
+    /// returning to the reader seeing the value is printed (S16,
+    /// <doc:StoreGuarantees>; P5, <doc:Performance>).
     @Test func aServiceThatOnlyReadsSeesEachPrefsSet() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")

@@ -11,7 +11,7 @@ private struct Display: PreferencesRecord {
 }
 
 /// A store opened with its declared keys publishes their manifest beside
-/// its file, where `prefs` finds it (SPEC 7.6).
+/// its file, where `prefs` finds it (7.6, <doc:CommandLineTool>).
 @Suite struct ManifestPublishingTests {
     let workspace: CLIWorkspace
     var published: URL { workspace.file("prefs.keys.json") }

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Preferences
 
-/// SIGKILL at random moments of a write loop (SPEC §10): after every kill
+/// SIGKILL at random moments of a write loop (<doc:Reliability>): after every kill
 /// the file decodes, and every write the child acknowledged is in it.
 ///
 /// 100 kills in every `swift test`; 1,000 with `PREFS_RELIABILITY=full`.

@@ -10,8 +10,8 @@ import Testing
     import Darwin
 #endif
 
-/// Real faults under a store running in another process (SPEC §10, S8): each
-/// gives `PreferencesError.io` with the fault's errno, leaves the file's bytes
+/// Real faults under a store running in another process (<doc:Reliability>;
+/// S8, <doc:StoreGuarantees>): each gives `PreferencesError.io` with the fault's errno, leaves the file's bytes
 /// and the store's values as they were, and the same store writes again once
 /// the fault is removed.
 @Suite struct ReliabilityFaultTests {

@@ -6,7 +6,7 @@ import Testing
 @testable import Preferences
 
 /// Four processes × 500 read-modify-write increments through `edit`, with
-/// `prefs set` of other keys running beside them (SPEC §10): the count is
+/// `prefs set` of other keys running beside them (<doc:Reliability>): the count is
 /// exact and every other key holds what was last set.
 @Suite struct ReliabilityMultiProcessTests {
     static let processes = 4

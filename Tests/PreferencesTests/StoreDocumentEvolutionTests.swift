@@ -4,7 +4,7 @@ import Testing
 
 @testable import Preferences
 
-/// Top-level members a reader does not know are kept (SPEC §5), so a later
+/// Top-level members a reader does not know are kept (<doc:FileFormat>), so a later
 /// addition to the format never makes a file unreadable to an older reader.
 @Suite struct StoreDocumentEvolutionTests {
     static let fileWithAFutureMember = """

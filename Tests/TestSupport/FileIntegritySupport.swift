@@ -124,7 +124,7 @@ package final class LockHolder: @unchecked Sendable {
 /// A ramfs mounted for one test (root on Linux only). Its timestamps come
 /// from the kernel's coarse clock and are never made finer on demand, so two
 /// writes within one clock tick leave the same modification and change
-/// times: the case SPEC S13 is about.
+/// times: the case S13 (<doc:StoreGuarantees>) is about.
 package final class RamfsMount {
     package let directory: TemporaryDirectory
     package var url: URL { directory.url }

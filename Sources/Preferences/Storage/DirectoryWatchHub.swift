@@ -3,7 +3,7 @@
     import Synchronization
 
     /// The process's one inotify instance, shared by every ``FileWatcher``
-    /// (SPEC S16).
+    /// (S16, <doc:StoreGuarantees>).
     ///
     /// A directory is watched once however many files in it are watched;
     /// each event is handed to the watchers of the name it concerns. The

@@ -1,4 +1,4 @@
-/// Publishing the key manifest beside the file (SPEC 7.6).
+/// Publishing the key manifest beside the file (7.6, <doc:CommandLineTool>).
 extension FileStorage {
     /// Where the store's key manifest is published: beside the target file,
     /// named as ``PreferencesManifest/publishedName(forStoreNamed:)`` says

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The file backend: one JSON file, replaced atomically and durably, shared
-/// safely between processes and users (SPEC S2, S3, S10, S13–S15, S19).
+/// safely between processes and users (S2, S3, S10, S13–S15, S19, <doc:StoreGuarantees>).
 ///
 /// - Every write goes to a new temporary file in the same directory (random
 ///   name, `O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC`, mode 0600), is fsynced

@@ -1,7 +1,8 @@
 import Dispatch
 import Synchronization
 
-/// Notices writes to a file by other processes and calls back (SPEC C3, S16).
+/// Notices writes to a file by other processes and calls back (C3,
+/// <doc:ObservingChanges>; S16, <doc:StoreGuarantees>).
 ///
 /// It watches the file's *directory*, not the file, so that everything a
 /// writer can do to the name is seen: an atomic replace (a new inode renamed

@@ -1,10 +1,10 @@
 /// What the store does with a file that is not a valid preferences file
-/// (SPEC S8): not JSON, the wrong envelope, an unknown format, or over the
+/// (S8, <doc:StoreGuarantees>): not JSON, the wrong envelope, an unknown format, or over the
 /// limits. No policy destroys the bad bytes; I/O errors are never treated
 /// as corruption.
 ///
 /// The policy applies when a store is opened (including a further handle on
-/// a file already open). It never applies at write time (SPEC S17): a write
+/// a file already open). It never applies at write time (S17, <doc:StoreGuarantees>): a write
 /// that finds the file corrupt after it was loaded — most likely an editor
 /// half-way through saving in place — re-reads it a few times over about
 /// 150 ms, then fails with ``PreferencesError/corrupted(file:reason:)``,

@@ -12,7 +12,7 @@
 /// ```
 public struct MutablePreferences: Sendable {
     private var storage: [String: PreferenceValue]
-    /// The app's data version (SPEC §6).
+    /// The app's data version (<doc:MigratingAtStartUp>).
     public var version: Int
     let registeredDefaults: [String: PreferenceValue]
     let limits: PreferencesLimits

@@ -1,6 +1,6 @@
 import Foundation
 
-/// When a stored key was last changed, and by whom (SPEC S18).
+/// When a stored key was last changed, and by whom (S18, <doc:StoreGuarantees>).
 ///
 /// The store records one for every key a write changes: the time in UTC,
 /// the effective user's name and the program's name. Read it from a
@@ -24,7 +24,7 @@ import Foundation
 /// grant anything a root process could not do anyway; treat it as
 /// informative, as `sudo`'s own log does.
 ///
-/// In the file it sits beside `values` (SPEC §5), in milliseconds:
+/// In the file it sits beside `values` (<doc:FileFormat>), in milliseconds:
 ///
 /// ```json
 /// "modified" : {

@@ -1,4 +1,4 @@
-/// Limits that protect a process from oversized or hostile files (SPEC S11)
+/// Limits that protect a process from oversized or hostile files (S11, <doc:StoreGuarantees>)
 /// and from waiting forever for another process's lock (S15).
 ///
 /// A file over the limits is treated as corrupt when read; a write that would
@@ -20,7 +20,7 @@ public struct PreferencesLimits: Sendable, Equatable {
     public var maxKeyLength: Int = 1024
     /// How long a write waits for another process's lock on the store
     /// before it fails with ``PreferencesError/io(operation:path:code:message:)``
-    /// (10 seconds; SPEC S15).
+    /// (10 seconds; S15, <doc:StoreGuarantees>).
     public var lockTimeout: Duration = .seconds(10)
 
     /// The default limits: 16 MiB files, 64 levels of nesting, 1 KiB keys,

@@ -1,6 +1,7 @@
 import Foundation
 
-/// Where a named suite's file lives (SPEC §7.1), shared by the library and `prefs`.
+/// Where a named suite's file lives (7.1, <doc:CommandLineTool>), shared by
+/// the library and `prefs`.
 ///
 /// `$PREFS_HOME/NAME.json` when `PREFS_HOME` is set, else
 /// `$XDG_CONFIG_HOME/prefs/NAME.json`, else `~/.config/prefs/NAME.json`

@@ -11,14 +11,14 @@
 public struct PreferencesSnapshot: Sendable, Equatable {
     /// The stored values, by key. Defaults are not included.
     public let values: [String: PreferenceValue]
-    /// The app's data version that migrations advance (SPEC §6), 0 when absent.
+    /// The app's data version that migrations advance (<doc:MigratingAtStartUp>), 0 when absent.
     public let version: Int
     /// Defaults registered with ``PreferencesStore/register(defaults:)``.
     public let registeredDefaults: [String: PreferenceValue]
-    /// When and by whom each stored key was last changed (SPEC S18).
+    /// When and by whom each stored key was last changed (S18, <doc:StoreGuarantees>).
     let modifications: ChangeLog
     /// Top-level members of the file this version does not know, kept for
-    /// writing back (SPEC §5).
+    /// writing back (<doc:FileFormat>).
     let otherMembers: [String: PreferenceValue]
 
     /// A snapshot of the given values, for tests and for building states by hand.

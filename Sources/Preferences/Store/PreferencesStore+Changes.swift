@@ -1,7 +1,7 @@
 import Synchronization
 
 extension PreferencesStore {
-    /// The key's value now, then each new distinct value (SPEC §8).
+    /// The key's value now, then each new distinct value (<doc:ObservingChanges>).
     ///
     /// Writes by this process are delivered before the write returns; writes
     /// by other processes (another instance, `prefs set`, an editor) are

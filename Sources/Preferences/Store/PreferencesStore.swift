@@ -54,7 +54,7 @@ public final class PreferencesStore: Sendable {
     private let liveReader: LiveReader?
 
     /// Opens the store in the file at `fileURL`, running pending `migrations`
-    /// before the first read (SPEC §6).
+    /// before the first read (<doc:MigratingAtStartUp>).
     ///
     /// A missing file is an empty store; its directory is created (mode
     /// 0700) on the first write.
@@ -112,7 +112,7 @@ public final class PreferencesStore: Sendable {
 
     /// Publishes `manifest` as (part of) the keys this program reads, so
     /// that `prefs` types, validates and shows defaults as the program reads
-    /// them, with no `--manifest` (SPEC 7.6).
+    /// them, with no `--manifest` (7.6, <doc:CommandLineTool>).
     ///
     /// The file backend writes the manifest beside the store's file
     /// (`default.json` → `default.keys.json`; see

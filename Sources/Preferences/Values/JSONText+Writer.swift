@@ -1,7 +1,7 @@
 /// Writing JSON: the file layout (two-space indentation, `" : "`
 /// separators, keys sorted by their UTF-8 bytes) and compact text.
 extension JSONText {
-    /// Writes `value` as JSON; `pretty` gives the file layout of SPEC §5
+    /// Writes `value` as JSON; `pretty` gives the file layout of <doc:FileFormat>
     /// (without the final newline).
     static func encode(_ value: PreferenceValue, pretty: Bool) -> String {
         var out = [UInt8]()

@@ -1,4 +1,4 @@
-/// The JSON reader and writer behind the file format (SPEC §5).
+/// The JSON reader and writer behind the file format (<doc:FileFormat>).
 ///
 /// It is written here rather than taken from Foundation so that integers and
 /// doubles stay apart, nesting depth is limited while parsing (not after), a

@@ -1,4 +1,4 @@
-/// Publishing the keys a process declares (SPEC 7.6).
+/// Publishing the keys a process declares (7.6, <doc:CommandLineTool>).
 extension StoreCore {
     /// Adds `manifest` to the keys declared in this process and publishes
     /// them all through the backend, on the store's queue (so never in the
