@@ -11,8 +11,10 @@ import Foundation
 /// ```
 ///
 /// Every read and write goes through `PreferencesStore`, so `prefs` takes
-/// the same lock as the library (SPEC S3) and a failing command leaves the
-/// store as it was. See ``ExitStatus`` for what each status means.
+/// the same lock as the library (7.4 in
+/// Sources/Preferences/Preferences.docc/CommandLineTool.md) and a failing
+/// command leaves the store as it was. See ``ExitStatus`` for what each
+/// status means.
 public struct PrefsTool: Sendable {
     /// The environment used to find suites' files (`PREFS_HOME`, `XDG_CONFIG_HOME`, `HOME`).
     public var environment: [String: String]

@@ -61,8 +61,10 @@ enum ImportCommand {
         context.output.print(summary)
     }
 
-    /// Strings of declared keys converted to their declared types (SPEC M3),
-    /// then every value checked against its declaration.
+    /// Strings of declared keys converted to their declared types (as an
+    /// import migration does: "Importing an old settings file" in
+    /// Sources/Preferences/Preferences.docc/MigratingAtStartUp.md), then
+    /// every value checked against its declaration.
     static func typed(
         _ values: [String: PreferenceValue], by manifest: PreferencesManifest,
         context: CommandContext

@@ -2,7 +2,8 @@ import Preferences
 
 /// `prefs set KEY VALUE [--type TYPE]`.
 ///
-/// The value's type comes from, in order (SPEC 7.2): `--type`; the
+/// The value's type comes from, in order (7.2 in
+/// Sources/Preferences/Preferences.docc/CommandLineTool.md): `--type`; the
 /// manifest's declaration of KEY; the type of the value stored now (a
 /// string stays a string, a number stays the same kind of number); and for
 /// a new key, inference from the text. A value that does not fit the

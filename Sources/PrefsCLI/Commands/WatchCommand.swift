@@ -5,8 +5,9 @@ import Preferences
 ///
 /// Line shapes: `{"key":"k","value":<json>,"modified":{"at":…,"by":…,"program":…}}`
 /// for a key that is set (or changed), with when and by whom it was changed
-/// where that is recorded (SPEC S18), and `{"key":"k","removed":true}` for a
-/// key that was removed.
+/// where that is recorded (see "Who changed what" in
+/// Sources/Preferences/Preferences.docc/OperatorLoop.md), and
+/// `{"key":"k","removed":true}` for a key that was removed.
 enum WatchCommand {
     static func run(_ context: CommandContext) async throws {
         let keys = Set(context.invocation.arguments)

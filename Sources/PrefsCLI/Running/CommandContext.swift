@@ -12,7 +12,9 @@ struct CommandContext: Sendable {
     /// then `fileURL` is unused (see ``storeName``).
     let etcd: (configuration: EtcdConfiguration, key: String)?
     /// The key manifest: `--manifest`, else `$PREFS_MANIFEST`, else the one
-    /// the store published beside its file (SPEC 7.6; not for etcd), else none.
+    /// the store published beside its file (7.6 in
+    /// Sources/Preferences/Preferences.docc/CommandLineTool.md; not for
+    /// etcd), else none.
     let manifest: PreferencesManifest?
     let output: ToolOutput
     let stopSignal: @Sendable () async -> Void
