@@ -34,8 +34,7 @@ public struct PrefsTool: Sendable {
 
     /// Runs the command line `arguments` (without the program name).
     public func run(_ arguments: [String]) async -> ExitStatus {
-        let parser = CommandLineParser(
-            commands: CommandCatalog.commands, globalOptions: CommandCatalog.globalOptions)
+        let parser = CommandLineParser()
         do {
             let invocation = try parser.parse(arguments)
             if invocation.wantsHelp {
@@ -46,13 +45,33 @@ public struct PrefsTool: Sendable {
                 output.print(HelpText.version)
                 return .success
             }
-            let context = try CommandContext(invocation: invocation, tool: self)
-            try await context.runCommand()
+            guard let command = invocation.command else {
+                throw CommandFailure.usage("missing command", usage: nil)
+            }
+            try await execute(command, invocation)
             return .success
         } catch {
             let failure = CommandFailure(error)
             output.error(failure.message)
             return failure.status
         }
+    }
+
+    /// Every command, in the order `prefs --help` lists them. Parsing,
+    /// running and help all read this list.
+    static let commands: [any PrefsCommand.Type] = [
+        GetCommand.self, SetCommand.self, DeleteCommand.self, ListCommand.self,
+        ClearCommand.self, ImportCommand.self, ExportCommand.self, WatchCommand.self,
+        CheckCommand.self, PathCommand.self,
+    ]
+
+    /// Builds the command's context (store errors come first), then the
+    /// command from its parsed options, then runs it.
+    private func execute<Command: PrefsCommand>(
+        _ command: Command.Type, _ invocation: Invocation
+    ) async throws {
+        let context = try Command.Context(invocation: invocation, tool: self)
+        let parsed = try Command(invocation.options(for: Command.self))
+        try await parsed.run(context)
     }
 }

@@ -107,9 +107,9 @@ import Testing
     ])
     func optionsMayComeAnywhereBeforeTheDoubleDash(parse: ParseCase) throws {
         let parser = CommandLineParser(
-            commands: CommandCatalog.commands, globalOptions: CommandCatalog.globalOptions)
+            commands: PrefsTool.commands, globalOptions: GlobalOptions.optionSpecs)
         let invocation = try parser.parse(parse.words)
-        #expect(invocation.value("--file") == parse.file)
+        #expect(invocation.global[GlobalOptions.file] == parse.file)
         #expect(invocation.arguments == parse.arguments)
     }
 }
