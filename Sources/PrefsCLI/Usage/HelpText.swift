@@ -1,7 +1,9 @@
+import Preferences
+
 /// The text `prefs --help` and `prefs COMMAND --help` print, built from
 /// ``PrefsTool/commands`` and ``GlobalOptions``.
 enum HelpText {
-    static let version = "prefs 0.1.0"
+    static let version = "prefs \(PreferencesVersion.current)"
 
     static var tool: String {
         var lines = [
