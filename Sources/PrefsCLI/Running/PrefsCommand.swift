@@ -2,8 +2,8 @@
 /// parsed values, and what it does.
 ///
 /// A command is one type in one file. ``PrefsTool/commands`` lists every
-/// command once, and that list drives parsing, running and `--help`.
-/// Options are static ``Flag`` and
+/// command once, and that list drives parsing, running, `--help` and
+/// `prefs help`. Options are static ``Flag`` and
 /// ``ValueOption`` members of the command, read in its initializer through
 /// ``ParsedOptions`` of that command only:
 ///
@@ -31,7 +31,8 @@
 /// resolved store, whose errors come first), then the command from the
 /// parsed options (where option values are checked), then runs it.
 protocol PrefsCommand: OptionOwner {
-    /// What the command runs with: ``CommandContext``, the store.
+    /// What the command runs with: ``CommandContext`` (the store) unless it
+    /// needs no store, like `help`.
     associatedtype Context: RunContext = CommandContext
 
     /// The word that selects it: `get`.
