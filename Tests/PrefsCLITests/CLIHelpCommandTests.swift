@@ -5,10 +5,10 @@ import Testing
 
 @testable import PrefsCLI
 
-/// `prefs help [COMMAND]`, the version, and the one list of commands that
-/// parsing and help share.
+/// `prefs help [COMMAND]`, `prefs completions` usage, the version, and the
+/// one list of commands that parsing, help and the scripts share.
 @Suite struct CLIHelpCommandTests {
-    static let commands = CLIHelpTests.commands + ["help"]
+    static let commands = CLIHelpTests.commands + ["help", "completions"]
 
     @Test func helpAloneIsTheToolsHelp() async throws {
         let help = try await runChild("prefs", ["help"])
@@ -18,7 +18,8 @@ import Testing
         #expect(help.standardOutput == flag.standardOutput)
         #expect(
             help.standardOutput.contains(
-                "\n  help    Show help for prefs or for one command.\n"))
+                "\n  help         Show help for prefs or for one command.\n"))
+        #expect(help.standardOutput.contains("\n  completions  Print a shell completion script"))
     }
 
     @Test(arguments: commands)
@@ -41,6 +42,22 @@ import Testing
         )
     }
 
+    @Test(arguments: [
+        ([], "missing SHELL"),
+        (["tcsh"], "unknown shell 'tcsh' (use bash, zsh or fish)"),
+        (["bash", "zsh"], "unexpected argument 'zsh'"),
+        (["--list", "commands"], "unknown list 'commands' (use suites or keys)"),
+    ])
+    func completionsNeedsOneKnownShell(arguments: [String], message: String) async throws {
+        let output = try await runChild("prefs", ["completions"] + arguments)
+        #expect(output.status == 2)
+        #expect(output.standardOutput == "")
+        #expect(
+            output.standardError
+                == "prefs: error: \(message); usage: prefs completions SHELL (see 'prefs completions --help')\n"
+        )
+    }
+
     @Test func theVersionIsTheLibrarysVersion() async throws {
         let output = try await runChild("prefs", ["--version"])
         #expect(output.standardOutput == "prefs \(PreferencesVersion.current)\n")
@@ -57,6 +74,19 @@ import Testing
             #expect(options.allSatisfy { $0.hasPrefix("--") }, "\(command.name)")
             #expect(
                 !command.help.summary.isEmpty && !command.help.examples.isEmpty, "\(command.name)")
+        }
+    }
+
+    @Test(arguments: CompletionsCommand.Shell.allCases)
+    func everyScriptNamesEveryCommandAndOption(shell: CompletionsCommand.Shell) {
+        let script = CompletionScript.text(for: shell)
+        for command in PrefsTool.commands {
+            #expect(script.contains(command.name), "\(shell) lacks \(command.name)")
+            for option in command.optionSpecs where !option.isHidden {
+                // fish names long options without their dashes (-l json).
+                let name = shell == .fish ? "-l \(option.name.dropFirst(2))" : option.name
+                #expect(script.contains(name), "\(shell) lacks \(command.name) \(option.name)")
+            }
         }
     }
 }

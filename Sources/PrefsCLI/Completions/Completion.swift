@@ -1,5 +1,9 @@
-/// What a shell completion script should offer for an option's value or a
-/// positional argument; declared with each option and argument.
+/// What a completion script offers for an option's value or a positional
+/// argument.
+///
+/// Suites and keys are found when the user presses Tab, by running the
+/// hidden `prefs completions --list suites` or `--list keys`; the other
+/// kinds are written into the script.
 enum Completion: Sendable, Equatable {
     /// Free text: nothing to offer.
     case nothing

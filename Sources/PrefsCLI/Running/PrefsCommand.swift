@@ -2,8 +2,8 @@
 /// parsed values, and what it does.
 ///
 /// A command is one type in one file. ``PrefsTool/commands`` lists every
-/// command once, and that list drives parsing, running, `--help` and
-/// `prefs help`. Options are static ``Flag`` and
+/// command once, and that list drives parsing, running, `--help`, `prefs
+/// help` and the completion scripts. Options are static ``Flag`` and
 /// ``ValueOption`` members of the command, read in its initializer through
 /// ``ParsedOptions`` of that command only:
 ///
