@@ -11,8 +11,10 @@ import Foundation
 /// ```
 ///
 /// Every read and write goes through `PreferencesStore`, so `prefs` takes
-/// the same lock as the library (SPEC S3) and a failing command leaves the
-/// store as it was. See ``ExitStatus`` for what each status means.
+/// the same lock as the library (7.4 in
+/// Sources/Preferences/Preferences.docc/CommandLineTool.md) and a failing
+/// command leaves the store as it was. See ``ExitStatus`` for what each
+/// status means.
 public struct PrefsTool: Sendable {
     /// The environment used to find suites' files (`PREFS_HOME`, `XDG_CONFIG_HOME`, `HOME`).
     public var environment: [String: String]
@@ -32,8 +34,7 @@ public struct PrefsTool: Sendable {
 
     /// Runs the command line `arguments` (without the program name).
     public func run(_ arguments: [String]) async -> ExitStatus {
-        let parser = CommandLineParser(
-            commands: CommandCatalog.commands, globalOptions: CommandCatalog.globalOptions)
+        let parser = CommandLineParser()
         do {
             let invocation = try parser.parse(arguments)
             if invocation.wantsHelp {
@@ -44,13 +45,33 @@ public struct PrefsTool: Sendable {
                 output.print(HelpText.version)
                 return .success
             }
-            let context = try CommandContext(invocation: invocation, tool: self)
-            try await context.runCommand()
+            guard let command = invocation.command else {
+                throw CommandFailure.usage("missing command", usage: nil)
+            }
+            try await execute(command, invocation)
             return .success
         } catch {
             let failure = CommandFailure(error)
             output.error(failure.message)
             return failure.status
         }
+    }
+
+    /// Every command, in the order `prefs --help` lists them. Parsing,
+    /// running, help and the completion scripts all read this list.
+    static let commands: [any PrefsCommand.Type] = [
+        GetCommand.self, SetCommand.self, DeleteCommand.self, ListCommand.self,
+        ClearCommand.self, ImportCommand.self, ExportCommand.self, WatchCommand.self,
+        CheckCommand.self, PathCommand.self, HelpCommand.self, CompletionsCommand.self,
+    ]
+
+    /// Builds the command's context (store errors come first), then the
+    /// command from its parsed options, then runs it.
+    private func execute<Command: PrefsCommand>(
+        _ command: Command.Type, _ invocation: Invocation
+    ) async throws {
+        let context = try Command.Context(invocation: invocation, tool: self)
+        let parsed = try Command(invocation.options(for: Command.self))
+        try await parsed.run(context)
     }
 }

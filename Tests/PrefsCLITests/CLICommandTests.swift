@@ -123,7 +123,7 @@ import Testing
     @Test func versionPrintsTheVersion() async throws {
         let output = try await runChild("prefs", ["--version"])
         #expect(output.status == 0)
-        #expect(output.standardOutput == "prefs 0.1.0\n")
+        #expect(output.standardOutput == "prefs 0.2.0\n")
     }
 
     @Test func valuesStartingWithADashNeedDoubleDashUnlessNumbers() async throws {

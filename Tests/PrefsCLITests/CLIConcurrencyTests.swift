@@ -4,8 +4,10 @@ import Testing
 
 @testable import Preferences
 
-/// `prefs` takes the store's lock (S3, §7.4): nothing is lost when it runs
-/// beside other `prefs` processes and a service editing through the library.
+/// `prefs` takes the store's lock (7.4 in
+/// Sources/Preferences/Preferences.docc/CommandLineTool.md): nothing is lost
+/// when it runs beside other `prefs` processes and a service editing through
+/// the library.
 @Suite struct CLIConcurrencyTests {
     @Test func fourPrefsSetLoopsAndALibraryWriterLoseNothing() async throws {
         let workspace = try CLIWorkspace()

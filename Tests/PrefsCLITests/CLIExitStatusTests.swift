@@ -4,8 +4,9 @@ import Testing
 
 @testable import Preferences
 
-/// Exit statuses and error lines (SPEC §7.3), and that a failing command
-/// leaves the store file exactly as it was.
+/// Exit statuses and error lines (7.3 in
+/// Sources/Preferences/Preferences.docc/CommandLineTool.md), and that a
+/// failing command leaves the store file exactly as it was.
 @Suite struct CLIExitStatusTests {
     struct Failure: CustomTestStringConvertible, Sendable {
         let arguments: [String]

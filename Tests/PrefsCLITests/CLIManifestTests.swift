@@ -5,7 +5,8 @@ import Testing
 @testable import Preferences
 
 /// `--manifest`: typing `set`, defaults in `get`, validation in `set`,
-/// `import` and `check` (SPEC §7.2, §7.5).
+/// `import` and `check` (7.2 and 7.5 in
+/// Sources/Preferences/Preferences.docc/CommandLineTool.md).
 @Suite struct CLIManifestTests {
     static let manifestText = """
         {

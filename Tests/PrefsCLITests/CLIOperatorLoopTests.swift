@@ -11,8 +11,10 @@ import Testing
 #endif
 
 /// The operator's side of a running service: `prefs` types values as the
-/// store holds them (SPEC §7.2), finds the manifest the service published
-/// (§7.6), and shows who changed what (S18).
+/// store holds them, finds the manifest the service published (7.2 and 7.6
+/// in Sources/Preferences/Preferences.docc/CommandLineTool.md), and shows
+/// who changed what ("Who changed what" in
+/// Sources/Preferences/Preferences.docc/OperatorLoop.md).
 @Suite struct CLIOperatorLoopTests {
     let workspace: CLIWorkspace
 

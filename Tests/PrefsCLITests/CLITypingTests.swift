@@ -6,7 +6,8 @@ import Testing
 @testable import Preferences
 @testable import PrefsCLI
 
-/// How `prefs set` types its value (SPEC §7.2).
+/// How `prefs set` types its value (7.2 in
+/// Sources/Preferences/Preferences.docc/CommandLineTool.md).
 @Suite struct CLITypingTests {
     @Test(arguments: [
         ("true", PreferenceValue.bool(true)),
@@ -49,7 +50,8 @@ import Testing
         TypedCase("bool", "true", .bool(true)),
         TypedCase("int", "42", .int(42)),
         TypedCase("double", "42", .double(42)),
-        // The file spells non-finite numbers as strings (SPEC §5).
+        // The file spells non-finite numbers as strings ("Storable values" in
+        // Sources/Preferences/Preferences.docc/TypedKeys.md).
         TypedCase("double", "Infinity", .string("Infinity")),
         TypedCase("string", "true", .string("true")),
         TypedCase("string", "42", .string("42")),
@@ -105,9 +107,9 @@ import Testing
     ])
     func optionsMayComeAnywhereBeforeTheDoubleDash(parse: ParseCase) throws {
         let parser = CommandLineParser(
-            commands: CommandCatalog.commands, globalOptions: CommandCatalog.globalOptions)
+            commands: PrefsTool.commands, globalOptions: GlobalOptions.optionSpecs)
         let invocation = try parser.parse(parse.words)
-        #expect(invocation.value("--file") == parse.file)
+        #expect(invocation.global[GlobalOptions.file] == parse.file)
         #expect(invocation.arguments == parse.arguments)
     }
 }

@@ -2,8 +2,25 @@ import Preferences
 
 /// `prefs check`: opens the file as the library does, failing on a corrupt
 /// file instead of resetting it, and reports what is wrong.
-enum CheckCommand {
-    static func run(_ context: CommandContext) async throws {
+struct CheckCommand: PrefsCommand {
+    static let name = "check"
+    static let help = CommandHelp(
+        summary: "Validate the store file (and its values against the key manifest).",
+        discussion: """
+            Exits with status 4 and the reason when the file is not a valid \
+            preferences file (it is reported, never reset). Prints the path and \
+            the number of stored keys when all is well. With a key manifest, every \
+            stored value that does not fit its declaration is reported on its \
+            own line and the command exits with status 3.
+            """,
+        examples: [
+            ("--suite com.example.app check", "checks that suite's file"),
+            ("--manifest keys.json check", "also checks types, ranges and allowed values"),
+        ])
+
+    init(_ parsed: ParsedOptions<Self>) {}
+
+    func run(_ context: CommandContext) async throws {
         let store = try await context.openStore()
         let snapshot = store.snapshot
         let count = snapshot.values.count

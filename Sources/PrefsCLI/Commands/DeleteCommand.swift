@@ -1,9 +1,21 @@
 import Preferences
 
 /// `prefs delete KEY`: status 1, writing nothing, when the key is not stored.
-enum DeleteCommand {
-    static func run(_ context: CommandContext) async throws {
-        let key = context.argument(0)
+struct DeleteCommand: PrefsCommand {
+    static let name = "delete"
+    static let arguments = CommandArguments("KEY", 1...1, completing: [.keys])
+    static let help = CommandHelp(
+        summary: "Remove a key, so its default applies again.",
+        discussion: "Exits with status 1, changing nothing, when the key is not stored.",
+        examples: [("delete language", "removes the stored language")])
+
+    let key: String
+
+    init(_ parsed: ParsedOptions<Self>) {
+        key = parsed.arguments[0]
+    }
+
+    func run(_ context: CommandContext) async throws {
         let store = try await context.openStore()
         // Decided inside the edit, on the state re-read under the lock.
         try await store.edit { preferences in

@@ -1,17 +1,47 @@
 import Preferences
 
-/// `prefs get KEY [--json] [--long]`.
-enum GetCommand {
-    static func run(_ context: CommandContext) async throws {
-        let key = context.argument(0)
+/// `prefs get KEY [--json] [--long]`: prints a key's value, or the
+/// manifest's default for a key that is not stored.
+struct GetCommand: PrefsCommand {
+    static let name = "get"
+    static let arguments = CommandArguments("KEY", 1...1, completing: [.keys])
+    static let json = Flag<Self>(
+        "--json", help: "Print the value as JSON even when it is a string.")
+    static let long = Flag<Self>("--long", help: "Add when and by whom the key was last changed.")
+    static let options: [any OptionDeclaration] = [json, long]
+    static let help = CommandHelp(
+        summary: "Print a key's value.",
+        discussion: """
+            Strings are printed as they are; other values as compact JSON. A key \
+            that is not stored prints its default when the key manifest declares \
+            one; otherwise the command exits with status 1. With --long the line \
+            ends with '  # <UTC time> by <user> using <program>' (or '  # default'); \
+            with --long --json it is one object: {"value":…,"modified":{…}}.
+            """,
+        examples: [
+            ("get language", "prints: fr"),
+            ("get language --json", "prints: \"fr\""),
+            ("--suite com.example.app get map_zoom", "prints: 14.5"),
+        ])
+
+    let key: String
+    let json: Bool
+    let long: Bool
+
+    init(_ parsed: ParsedOptions<Self>) {
+        key = parsed.arguments[0]
+        json = parsed[Self.json]
+        long = parsed[Self.long]
+    }
+
+    func run(_ context: CommandContext) async throws {
         let snapshot = try await context.openStore().snapshot
         let stored = snapshot.values[key]
         guard let value = stored ?? context.manifest?[key]?.defaultValue else {
             throw CommandFailure.notSet(key)
         }
-        let json = context.invocation.has("--json")
-        guard context.invocation.has("--long") else {
-            context.output.print(render(value, json: json))
+        guard long else {
+            context.output.print(Self.render(value, json: json))
             return
         }
         if json {
@@ -22,7 +52,7 @@ enum GetCommand {
         }
         let note =
             stored == nil ? "default" : ListCommand.changeText(snapshot.modification(forKey: key))
-        context.output.print("\(render(value, json: json))  # \(note)")
+        context.output.print("\(Self.render(value, json: json))  # \(note)")
     }
 
     /// Strings raw (unless `json`), everything else as compact JSON.

@@ -7,39 +7,79 @@ import Preferences
 /// selected keys are then written in one atomic edit, decided on the state
 /// re-read under the store's lock, so a key stored meanwhile by another
 /// process is still kept unless `--overwrite` is given.
-enum ImportCommand {
-    static func run(_ context: CommandContext) async throws {
-        let invocation = context.invocation
-        guard let formatName = invocation.value("--format") else {
-            throw CommandFailure.usage("missing --format", usage: context.command)
+struct ImportCommand: PrefsCommand {
+    static let name = "import"
+    static let arguments = CommandArguments("PATH", 1...1, completing: [.files])
+    static let format = ValueOption<Self>(
+        "--format", "FORMAT", help: "properties, shared-prefs, plist, envdir or json (required).",
+        completing: .words(LegacyFormat.allCases.map(\.rawValue)))
+    static let encoding = ValueOption<Self>(
+        "--encoding", "ENCODING",
+        help: "For properties: utf-8 (default) or iso-8859-1 (as Properties.load(InputStream)).",
+        completing: .words(["utf-8", "iso-8859-1"]))
+    static let prefix = ValueOption<Self>(
+        "--prefix", "P", help: "Import only the keys that start with P.")
+    static let overwrite = Flag<Self>(
+        "--overwrite", help: "Replace keys that are already stored (default: keep them).")
+    static let options: [any OptionDeclaration] = [format, encoding, prefix, overwrite]
+    static let help = CommandHelp(
+        summary: "Import a legacy settings file in one atomic write.",
+        discussion: """
+            Reads the whole file first: a malformed file imports nothing and \
+            exits with status 4, naming the file and line. Keys already stored \
+            are kept unless --overwrite is given; the summary line says how \
+            many were skipped. With a key manifest, string values of declared keys \
+            are converted to the declared type, and every imported value must \
+            fit its declaration.
+            """,
+        examples: [
+            ("import app.properties --format properties", "imports every key"),
+            (
+                "import prefs.xml --format shared-prefs --prefix sync. --overwrite",
+                "imports the sync.* keys, replacing stored ones"
+            ),
+            ("import legacy.properties --format properties --encoding iso-8859-1", "Latin-1 file"),
+        ])
+
+    let source: URL
+    let format: LegacyFormat
+    let encoding: PropertiesEncoding
+    let prefix: String
+    let overwrite: Bool
+
+    init(_ parsed: ParsedOptions<Self>) throws(CommandFailure) {
+        guard let formatName = parsed[Self.format] else {
+            throw .usage("missing --format", usage: Self.self)
         }
         guard let format = LegacyFormat(rawValue: formatName) else {
             let names = LegacyFormat.allCases.map(\.rawValue).joined(separator: ", ")
-            throw CommandFailure.usage(
-                "unknown import format '\(formatName)' (use \(names))", usage: context.command)
+            throw .usage("unknown import format '\(formatName)' (use \(names))", usage: Self.self)
         }
         var encoding = PropertiesEncoding.utf8
-        if let encodingName = invocation.value("--encoding") {
+        if let encodingName = parsed[Self.encoding] {
             guard format == .properties else {
-                throw CommandFailure.usage(
-                    "--encoding applies to --format properties only", usage: context.command)
+                throw .usage("--encoding applies to --format properties only", usage: Self.self)
             }
             guard let chosen = PropertiesEncoding(rawValue: encodingName) else {
-                throw CommandFailure.usage(
+                throw .usage(
                     "unknown encoding '\(encodingName)' (use utf-8 or iso-8859-1)",
-                    usage: context.command)
+                    usage: Self.self)
             }
             encoding = chosen
         }
-        let prefix = invocation.value("--prefix") ?? ""
-        let overwrite = invocation.has("--overwrite")
-        let source = URL(fileURLWithPath: context.argument(0))
+        self.format = format
+        self.encoding = encoding
+        prefix = parsed[Self.prefix] ?? ""
+        overwrite = parsed[Self.overwrite]
+        source = URL(fileURLWithPath: parsed.arguments[0])
+    }
 
+    func run(_ context: CommandContext) async throws {
         let contents = try LegacyReader.read(format, at: source, encoding: encoding)
         for warning in contents.warnings { context.output.warning(warning) }
         var chosen = contents.values.filter { $0.key.hasPrefix(prefix) }
         if let manifest = context.manifest {
-            chosen = try typed(chosen, by: manifest, context: context)
+            chosen = try Self.typed(chosen, by: manifest, context: context)
         }
         let selected = chosen
 
@@ -61,8 +101,10 @@ enum ImportCommand {
         context.output.print(summary)
     }
 
-    /// Strings of declared keys converted to their declared types (SPEC M3),
-    /// then every value checked against its declaration.
+    /// Strings of declared keys converted to their declared types (as an
+    /// import migration does: "Importing an old settings file" in
+    /// Sources/Preferences/Preferences.docc/MigratingAtStartUp.md), then
+    /// every value checked against its declaration.
     static func typed(
         _ values: [String: PreferenceValue], by manifest: PreferencesManifest,
         context: CommandContext

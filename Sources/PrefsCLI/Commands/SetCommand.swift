@@ -2,23 +2,63 @@ import Preferences
 
 /// `prefs set KEY VALUE [--type TYPE]`.
 ///
-/// The value's type comes from, in order (SPEC 7.2): `--type`; the
+/// The value's type comes from, in order (7.2 in
+/// Sources/Preferences/Preferences.docc/CommandLineTool.md): `--type`; the
 /// manifest's declaration of KEY; the type of the value stored now (a
 /// string stays a string, a number stays the same kind of number); and for
 /// a new key, inference from the text. A value that does not fit the
 /// stored type exits with status 3 and says to pass `--type` to change the
 /// type on purpose.
-enum SetCommand {
-    static func run(_ context: CommandContext) async throws {
-        let key = context.argument(0)
-        let text = context.argument(1)
+struct SetCommand: PrefsCommand {
+    static let name = "set"
+    static let arguments = CommandArguments("KEY VALUE", 2...2, completing: [.keys, .nothing])
+    static let type = ValueOption<Self>(
+        "--type", "TYPE",
+        help: "Store VALUE as bool, int, double, string, json, date (ISO 8601) or data (base64).",
+        completing: .words(PreferenceValueType.allCases.map(\.rawValue)))
+    static let options: [any OptionDeclaration] = [type]
+    static let help = CommandHelp(
+        summary: "Store a value.",
+        discussion: """
+            Without --type, VALUE takes the type the key manifest declares for KEY; \
+            else the type of the value stored now (a string stays a string: over \
+            "abc", 'set build 42' stores "42"), and a VALUE that does not fit it \
+            exits with status 3 (pass --type to change the type); else, for a new \
+            key, true and false are booleans, an integer literal is an int, a \
+            decimal literal (1.5, 2e3) is a double and anything else is a string. \
+            A declared value must also fit the key's range and allowed values. \
+            The write is durable when the command returns, and running services \
+            see it. Use -- before a VALUE that starts with a dash.
+            """,
+        examples: [
+            ("set dark_mode true", "stores the boolean true"),
+            ("set build 42 --type string", "stores the string \"42\""),
+            ("set servers '[\"a\",\"b\"]' --type json", "stores an array"),
+            ("set last_sync 2026-03-01T09:30:00Z --type date", "stores a date"),
+            ("set motto -- --never-give-up", "stores a string starting with dashes"),
+        ])
+
+    let key: String
+    let text: String
+    let type: PreferenceValueType?
+
+    init(_ parsed: ParsedOptions<Self>) throws(CommandFailure) {
+        key = parsed.arguments[0]
+        text = parsed.arguments[1]
+        guard let typeName = parsed[Self.type] else {
+            type = nil
+            return
+        }
+        guard let type = PreferenceValueType(rawValue: typeName) else {
+            let names = PreferenceValueType.allCases.map(\.rawValue).joined(separator: ", ")
+            throw .usage("unknown type '\(typeName)' (use \(names))", usage: Self.self)
+        }
+        self.type = type
+    }
+
+    func run(_ context: CommandContext) async throws {
         let explicit: PreferenceValue?
-        if let typeName = context.invocation.value("--type") {
-            guard let type = PreferenceValueType(rawValue: typeName) else {
-                let names = PreferenceValueType.allCases.map(\.rawValue).joined(separator: ", ")
-                throw CommandFailure.usage(
-                    "unknown type '\(typeName)' (use \(names))", usage: context.command)
-            }
+        if let type {
             let value = try type.parse(text, forKey: key)
             try context.validate(value, forKey: key)
             explicit = value
@@ -31,7 +71,7 @@ enum SetCommand {
         try await store.edit { preferences in
             // The stored type is read under the lock, from the state the write replaces.
             preferences[raw: key] =
-                try explicit ?? value(text, key: key, stored: preferences[raw: key])
+                try explicit ?? Self.value(text, key: key, stored: preferences[raw: key])
         }
     }
 

@@ -5,11 +5,34 @@ import Preferences
 ///
 /// Line shapes: `{"key":"k","value":<json>,"modified":{"at":…,"by":…,"program":…}}`
 /// for a key that is set (or changed), with when and by whom it was changed
-/// where that is recorded (SPEC S18), and `{"key":"k","removed":true}` for a
-/// key that was removed.
-enum WatchCommand {
-    static func run(_ context: CommandContext) async throws {
-        let keys = Set(context.invocation.arguments)
+/// where that is recorded (see "Who changed what" in
+/// Sources/Preferences/Preferences.docc/OperatorLoop.md), and
+/// `{"key":"k","removed":true}` for a key that was removed.
+struct WatchCommand: PrefsCommand {
+    static let name = "watch"
+    static let arguments = CommandArguments("[KEY ...]", 0..., completing: [.keys])
+    static let help = CommandHelp(
+        summary: "Print one JSON line per change until interrupted.",
+        discussion: """
+            First prints the current value of every stored key (or of each KEY \
+            given), then one line per changed key as changes happen, in this \
+            process or any other: {"key":"k","value":<json>} when a key is set \
+            and {"key":"k","removed":true} when it is removed. Lines are \
+            flushed as they are written. SIGINT or SIGTERM ends it with status 0.
+            """,
+        examples: [
+            ("watch", "follows every key"),
+            ("watch dark_mode language", "follows two keys"),
+        ])
+
+    /// The keys to follow; empty for every key.
+    let keys: Set<String>
+
+    init(_ parsed: ParsedOptions<Self>) {
+        keys = Set(parsed.arguments)
+    }
+
+    func run(_ context: CommandContext) async throws {
         let store = try await context.openStore()
         let output = context.output
         await withTaskGroup(of: Void.self) { group in
@@ -18,7 +41,7 @@ enum WatchCommand {
                 for await snapshot in store.changes() {
                     var current = snapshot.values
                     if !keys.isEmpty { current = current.filter { keys.contains($0.key) } }
-                    let lines = changeLines(
+                    let lines = Self.changeLines(
                         from: previous, to: current, modifications: snapshot.modification)
                     if !lines.isEmpty { output.standardOutput(lines.joined()) }
                     previous = current

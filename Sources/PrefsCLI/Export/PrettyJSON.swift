@@ -2,7 +2,7 @@ import Preferences
 
 /// Writes values as indented JSON in the store file's own layout: two
 /// spaces, `" : "` between key and value, keys sorted by their UTF-8 bytes, as the
-/// store file's writer sorts them (SPEC §5).
+/// store file's writer sorts them (Sources/Preferences/Format/StoreDocument.swift).
 enum PrettyJSON {
     static func text(_ value: PreferenceValue) -> String {
         var out = ""

@@ -7,8 +7,17 @@
 /// a word that looks like a negative number (`-5`, `-0.5`) is an argument.
 /// Any other problem is a ``CommandFailure`` with exit status 2.
 struct CommandLineParser {
-    let commands: [CommandSpec]
+    let commands: [any PrefsCommand.Type]
     let globalOptions: [OptionSpec]
+
+    /// A parser for the tool's commands and global options.
+    init(
+        commands: [any PrefsCommand.Type] = PrefsTool.commands,
+        globalOptions: [OptionSpec] = GlobalOptions.optionSpecs
+    ) {
+        self.commands = commands
+        self.globalOptions = globalOptions
+    }
 
     func parse(_ words: [String]) throws(CommandFailure) -> Invocation {
         var invocation = Invocation()
@@ -58,13 +67,13 @@ struct CommandLineParser {
                 if attached != nil {
                     throw .usage("option '\(name)' takes no value", usage: invocation.command)
                 }
-                invocation.flags.insert(name)
+                invocation.record(spec, value: nil)
                 continue
             }
             if let attached {
-                invocation.values[name] = attached
+                invocation.record(spec, value: attached)
             } else if index < words.count {
-                invocation.values[name] = words[index]
+                invocation.record(spec, value: words[index])
                 index += 1
             } else {
                 throw .usage(
@@ -77,10 +86,11 @@ struct CommandLineParser {
             throw .usage("missing command", usage: nil)
         }
         let count = invocation.arguments.count
-        if count < command.argumentCount.minimum {
-            throw .usage("missing \(command.argumentsSynopsis)", usage: command)
+        let arguments = command.arguments
+        if count < arguments.minimum {
+            throw .usage("missing \(arguments.synopsis)", usage: command)
         }
-        if let maximum = command.argumentCount.maximum, count > maximum {
+        if let maximum = arguments.maximum, count > maximum {
             let extra = invocation.arguments[maximum]
             throw .usage("unexpected argument '\(extra)'", usage: command)
         }

@@ -1,19 +1,36 @@
 /// A parsed command line: which command, its positional arguments, and the
 /// options given (global and the command's own).
+///
+/// Options are read through ``ParsedOptions`` of the command or of
+/// ``GlobalOptions``, never by name.
 struct Invocation: Sendable {
     /// The selected command; nil when only `--help` or `--version` was given.
-    var command: CommandSpec?
+    var command: (any PrefsCommand.Type)?
     /// Positional arguments after the command name, in order.
     var arguments: [String] = []
     /// Options that take a value, by long name (`--format` → `json`); the last one given wins.
-    var values: [String: String] = [:]
+    private var values: [String: String] = [:]
     /// Flags given, by long name (`--json`).
-    var flags: Set<String> = []
+    private var flags: Set<String> = []
     /// `--help` or `-h` was given.
     var wantsHelp = false
     /// `--version` was given before any command.
     var wantsVersion = false
 
-    func value(_ name: String) -> String? { values[name] }
-    func has(_ flag: String) -> Bool { flags.contains(flag) }
+    /// Records an option the parser found; `value` is nil for a flag.
+    mutating func record(_ option: OptionSpec, value: String?) {
+        if let value {
+            values[option.name] = value
+        } else {
+            flags.insert(option.name)
+        }
+    }
+
+    /// The arguments and options as `Owner` declares them.
+    func options<Owner: OptionOwner>(for owner: Owner.Type) -> ParsedOptions<Owner> {
+        ParsedOptions(arguments: arguments, values: values, flags: flags)
+    }
+
+    /// The global options given.
+    var global: ParsedOptions<GlobalOptions> { options(for: GlobalOptions.self) }
 }

@@ -1,7 +1,8 @@
-/// One option a command (or the tool as a whole) accepts.
+/// What the parser, the help text and the completion scripts know of one
+/// option: its name, whether it takes a value, and what that value is.
 ///
-/// An option with a `valueName` takes a value (`--format json` or
-/// `--format=json`); one without is a flag (`--json`).
+/// Commands do not declare these directly: they declare a typed ``Flag``
+/// or ``ValueOption``, which carries its spec.
 struct OptionSpec: Sendable {
     /// The long name, with its dashes: `--format`.
     let name: String
@@ -9,19 +10,15 @@ struct OptionSpec: Sendable {
     let valueName: String?
     /// One line for `--help`.
     let help: String
+    /// What a completion script offers for the value.
+    let completion: Completion
+    /// Left out of help and completion scripts; for what scripts pass to `prefs`.
+    let isHidden: Bool
 
     var takesValue: Bool { valueName != nil }
 
     /// How the option appears in a synopsis: `--json`, `--format FORMAT`.
     var synopsis: String {
         valueName.map { "\(name) \($0)" } ?? name
-    }
-
-    static func flag(_ name: String, _ help: String) -> OptionSpec {
-        OptionSpec(name: name, valueName: nil, help: help)
-    }
-
-    static func value(_ name: String, _ valueName: String, _ help: String) -> OptionSpec {
-        OptionSpec(name: name, valueName: valueName, help: help)
     }
 }

@@ -2,17 +2,19 @@ import Foundation
 import Preferences
 import PreferencesEtcd
 
-/// One run of one command: the parsed invocation, the resolved store file,
-/// and the output.
-struct CommandContext: Sendable {
-    let invocation: Invocation
-    let command: CommandSpec
+/// What a command on a store runs with: the resolved store (a file, or a
+/// key in etcd), the key manifest in force, and the output.
+struct CommandContext: RunContext {
+    /// The command, for the synopsis in usage errors.
+    let command: any PrefsCommand.Type
     let fileURL: URL
     /// The etcd cluster and key, with `--etcd` or `$PREFS_ETCD_ENDPOINTS`;
     /// then `fileURL` is unused (see ``storeName``).
     let etcd: (configuration: EtcdConfiguration, key: String)?
     /// The key manifest: `--manifest`, else `$PREFS_MANIFEST`, else the one
-    /// the store published beside its file (SPEC 7.6; not for etcd), else none.
+    /// the store published beside its file (7.6 in
+    /// Sources/Preferences/Preferences.docc/CommandLineTool.md; not for
+    /// etcd), else none.
     let manifest: PreferencesManifest?
     let output: ToolOutput
     let stopSignal: @Sendable () async -> Void
@@ -21,15 +23,15 @@ struct CommandContext: Sendable {
         guard let command = invocation.command else {
             throw CommandFailure.usage("missing command", usage: nil)
         }
-        self.invocation = invocation
+        let global = invocation.global
         self.command = command
         self.output = tool.output
         self.stopSignal = tool.stopSignal
-        etcd = try Self.etcdTarget(invocation, environment: tool.environment, command: command)
+        etcd = try Self.etcdTarget(global, environment: tool.environment, command: command)
         if let etcd {
             fileURL = URL(fileURLWithPath: etcd.key)
-        } else if let file = invocation.value("--file") {
-            guard invocation.value("--suite") == nil else {
+        } else if let file = global[GlobalOptions.file] {
+            guard global[GlobalOptions.suite] == nil else {
                 throw CommandFailure.usage("use either --file or --suite, not both", usage: command)
             }
             guard !file.isEmpty else {
@@ -40,15 +42,15 @@ struct CommandContext: Sendable {
             fileURL = URL(fileURLWithPath: file, relativeTo: base).standardizedFileURL
         } else {
             fileURL = try PreferencesLocation.fileURL(
-                suite: invocation.value("--suite") ?? PreferencesLocation.defaultSuite,
+                suite: global[GlobalOptions.suite] ?? PreferencesLocation.defaultSuite,
                 environment: tool.environment)
         }
         manifest =
-            command.name == "path"
-            ? nil
-            : try Self.manifest(
-                named: invocation.value("--manifest") ?? tool.environment["PREFS_MANIFEST"],
+            command.readsManifest
+            ? try Self.manifest(
+                named: global[GlobalOptions.manifest] ?? tool.environment["PREFS_MANIFEST"],
                 store: etcd == nil ? fileURL : nil)
+            : nil
     }
 
     /// The manifest at `path`, else the one published beside `store` if
@@ -78,9 +80,6 @@ struct CommandContext: Sendable {
         }
     }
 
-    /// The positional argument at `index`.
-    func argument(_ index: Int) -> String { invocation.arguments[index] }
-
     /// Opens the store; a corrupt file is an error, never reset.
     func openStore() async throws -> PreferencesStore {
         if let etcd {
@@ -100,21 +99,22 @@ struct CommandContext: Sendable {
     /// The etcd cluster and key when `--etcd` (or `$PREFS_ETCD_ENDPOINTS`
     /// without `--file`) selects one: `--key`, else `/prefs/` and the suite.
     private static func etcdTarget(
-        _ invocation: Invocation, environment: [String: String], command: CommandSpec
+        _ global: ParsedOptions<GlobalOptions>, environment: [String: String],
+        command: any PrefsCommand.Type
     ) throws -> (configuration: EtcdConfiguration, key: String)? {
-        let given = invocation.value("--etcd")
+        let given = global[GlobalOptions.etcd]
         let endpoints =
-            given ?? (invocation.value("--file") == nil ? environment["PREFS_ETCD_ENDPOINTS"] : nil)
+            given ?? (global[GlobalOptions.file] == nil ? environment["PREFS_ETCD_ENDPOINTS"] : nil)
         guard let endpoints, !endpoints.isEmpty || given != nil else {
-            if invocation.value("--key") != nil {
+            if global[GlobalOptions.key] != nil {
                 throw CommandFailure.usage("--key needs --etcd ENDPOINTS", usage: command)
             }
             return nil
         }
-        if invocation.value("--file") != nil {
+        if global[GlobalOptions.file] != nil {
             throw CommandFailure.usage("use either --file or --etcd, not both", usage: command)
         }
-        if invocation.value("--key") != nil && invocation.value("--suite") != nil {
+        if global[GlobalOptions.key] != nil && global[GlobalOptions.suite] != nil {
             throw CommandFailure.usage("use either --key or --suite, not both", usage: command)
         }
         let configuration: EtcdConfiguration
@@ -122,33 +122,17 @@ struct CommandContext: Sendable {
             configuration = try EtcdConfiguration(
                 endpoints: endpoints,
                 credentials: EtcdCredentials.fromEnvironment(
-                    environment, passwordFile: invocation.value("--etcd-password-file")))
+                    environment, passwordFile: global[GlobalOptions.etcdPasswordFile]))
         } catch PreferencesError.invalidValue(let what, let reason) {
             throw CommandFailure.usage("\(what): \(reason)", usage: command)
         }
-        if let key = invocation.value("--key") {
+        if let key = global[GlobalOptions.key] {
             guard !key.isEmpty else {
                 throw CommandFailure.usage("--key needs a key", usage: command)
             }
             return (configuration, key)
         }
-        let suite = invocation.value("--suite") ?? PreferencesLocation.defaultSuite
+        let suite = global[GlobalOptions.suite] ?? PreferencesLocation.defaultSuite
         return (configuration, try EtcdStorage.key(forSuite: suite))
-    }
-
-    func runCommand() async throws {
-        switch command.name {
-        case "get": try await GetCommand.run(self)
-        case "set": try await SetCommand.run(self)
-        case "delete": try await DeleteCommand.run(self)
-        case "list": try await ListCommand.run(self)
-        case "clear": try await ClearCommand.run(self)
-        case "import": try await ImportCommand.run(self)
-        case "export": try await ExportCommand.run(self)
-        case "watch": try await WatchCommand.run(self)
-        case "check": try await CheckCommand.run(self)
-        case "path": output.print(etcd?.key ?? fileURL.path)
-        default: throw CommandFailure.usage("unknown command '\(command.name)'", usage: nil)
-        }
     }
 }

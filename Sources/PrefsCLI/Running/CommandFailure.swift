@@ -12,7 +12,8 @@ struct CommandFailure: Error, Sendable {
     }
 
     /// A usage error; `usage` adds the command's synopsis to the same line.
-    static func usage(_ message: String, usage command: CommandSpec?) -> CommandFailure {
+    static func usage(_ message: String, usage command: (any PrefsCommand.Type)?) -> CommandFailure
+    {
         let synopsis =
             command?.usage ?? "prefs [--file PATH | --suite NAME] [--manifest FILE] COMMAND [ARGS]"
         let help = command.map { "prefs \($0.name) --help" } ?? "prefs --help"

@@ -1,4 +1,5 @@
-/// The exit statuses of `prefs` (SPEC §7.3).
+/// The exit statuses of `prefs` (7.3 in
+/// Sources/Preferences/Preferences.docc/CommandLineTool.md).
 ///
 /// | status | meaning |
 /// |---|---|

@@ -1,6 +1,9 @@
-/// The text `prefs --help` and `prefs COMMAND --help` print.
+import Preferences
+
+/// The text `prefs --help` and `prefs COMMAND --help` print, built from
+/// ``PrefsTool/commands`` and ``GlobalOptions``.
 enum HelpText {
-    static let version = "prefs 0.1.0"
+    static let version = "prefs \(PreferencesVersion.current)"
 
     static var tool: String {
         var lines = [
@@ -10,16 +13,13 @@ enum HelpText {
             "",
             "commands:",
         ]
-        let width = CommandCatalog.commands.map(\.name.count).max() ?? 0
-        for command in CommandCatalog.commands {
-            lines.append("  " + pad(command.name, width) + "  " + command.summary)
+        let width = PrefsTool.commands.map { $0.name.count }.max() ?? 0
+        for command in PrefsTool.commands {
+            lines.append("  " + pad(command.name, width) + "  " + command.help.summary)
         }
         lines += ["", "global options:"]
         lines += optionLines(
-            CommandCatalog.globalOptions + [
-                .flag("--help", "Show help (also after a command)."),
-                .flag("--version", "Print the version."),
-            ])
+            GlobalOptions.optionSpecs + [GlobalOptions.help, GlobalOptions.version])
         lines += [
             "",
             "exit status: 0 ok, 1 key not set, 2 usage, 3 invalid value,",
@@ -37,16 +37,18 @@ enum HelpText {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    static func command(_ command: CommandSpec) -> String {
-        var lines = ["usage: " + command.usage, "", command.summary, "", wrap(command.discussion)]
-        if !command.options.isEmpty {
+    static func command(_ command: any PrefsCommand.Type) -> String {
+        let help = command.help
+        var lines = ["usage: " + command.usage, "", help.summary, "", wrap(help.discussion)]
+        let options = command.optionSpecs.filter { !$0.isHidden }
+        if !options.isEmpty {
             lines += ["", "options:"]
-            lines += optionLines(command.options)
+            lines += optionLines(options)
         }
         lines += ["", "global options:"]
-        lines += optionLines(CommandCatalog.globalOptions)
+        lines += optionLines(GlobalOptions.optionSpecs)
         lines += ["", "examples:"]
-        for example in command.examples {
+        for example in help.examples {
             lines.append("  prefs \(example.command)")
             lines.append("      \(example.explanation)")
         }

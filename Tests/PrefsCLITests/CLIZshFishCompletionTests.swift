@@ -1,0 +1,87 @@
+import Foundation
+import PreferencesTestSupport
+import Testing
+
+/// `prefs completions zsh` and `prefs completions fish`: each parses in
+/// its shell and registers itself there; fish, which can complete a line
+/// without a terminal, is driven too.
+@Suite struct CLIZshFishCompletionTests {
+    let workspace: CompletionWorkspace
+
+    init() throws {
+        workspace = try CompletionWorkspace()
+    }
+
+    @Test(.enabled(if: CompletionShells.zsh != nil, "zsh is not installed"))
+    func theZshScriptParses() async throws {
+        let zsh = try #require(CompletionShells.zsh)
+        let script = try await workspace.script("zsh")
+        let output = try await runShell(
+            zsh, ["-n", script.path], environment: workspace.environment)
+        #expect(output.status == 0, "\(output.standardError)")
+        #expect(output.standardError == "")
+    }
+
+    @Test(.enabled(if: CompletionShells.zsh != nil, "zsh is not installed"))
+    func theZshScriptRegistersWithCompinit() async throws {
+        let zsh = try #require(CompletionShells.zsh)
+        let output = try await runShell(
+            zsh,
+            [
+                "-f", "-c",
+                "autoload -U compinit && compinit -u -D && source <(prefs completions zsh) "
+                    + "&& print -r -- $_comps[prefs]",
+            ], environment: workspace.environment)
+        #expect(output.status == 0, "\(output.standardError)")
+        #expect(output.standardOutput == "_prefs\n")
+    }
+
+    @Test(.enabled(if: CompletionShells.fish != nil, "fish is not installed"))
+    func theFishScriptParses() async throws {
+        let fish = try #require(CompletionShells.fish)
+        let script = try await workspace.script("fish")
+        let output = try await runShell(
+            fish, ["--no-execute", script.path], environment: workspace.environment)
+        #expect(output.status == 0, "\(output.standardError)")
+        #expect(output.standardError == "")
+    }
+
+    @Test(.enabled(if: CompletionShells.fish != nil, "fish is not installed"))
+    func fishCompletesCommandsSuitesFormatsAndKeys() async throws {
+        try await workspace.makeStores()
+        #expect(
+            try await fishCompletions("prefs ")
+                == [
+                    "check", "clear", "completions", "delete", "export", "get", "help", "import",
+                    "list", "path", "set", "watch",
+                ])
+        #expect(try await fishCompletions("prefs --suite ") == ["app", "other"])
+        #expect(
+            try await fishCompletions("prefs export --format ") == ["json", "plist", "properties"])
+        #expect(
+            try await fishCompletions("prefs --suite app set ")
+                == ["build", "dark_mode", "language", "map_zoom"])
+        #expect(try await fishCompletions("prefs --suite app set build ") == [])
+        #expect(try await fishCompletions("prefs get --suite=other ") == ["zoom"])
+        #expect(try await fishCompletions("prefs list --d") == ["--defaults"])
+    }
+
+    /// The candidates fish offers for `line` (descriptions dropped), sorted.
+    func fishCompletions(_ line: String, sourceLocation: SourceLocation = #_sourceLocation)
+        async throws -> [String]
+    {
+        let fish = try #require(CompletionShells.fish)
+        let script = try await workspace.script("fish")
+        let output = try await runShell(
+            fish,
+            [
+                "--no-config", "-c",
+                "source \(CompletionShells.quoted(script.path)); and complete -C \(CompletionShells.quoted(line))",
+            ], environment: workspace.environment)
+        #expect(output.status == 0, "\(output.standardError)", sourceLocation: sourceLocation)
+        #expect(output.standardError == "", sourceLocation: sourceLocation)
+        return output.standardOutput.split(separator: "\n")
+            .map { String($0.split(separator: "\t", maxSplits: 1)[0]) }
+            .sorted()
+    }
+}
