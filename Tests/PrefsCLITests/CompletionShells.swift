@@ -1,6 +1,7 @@
 import Foundation
 import Preferences
 import PreferencesTestSupport
+import PreferencesTesting
 import Testing
 
 /// The shells the completion tests drive, and a clean environment to run
