@@ -57,7 +57,7 @@ fi
 build=.build/fuzz
 binary=$build/prefs-fuzz
 mkdir -p "$build"
-sources=(Sources/Preferences/*/*.swift Fuzz/*.swift)
+mapfile -t sources < <(find Sources/Preferences Fuzz -name "*.swift" | sort)
 stamp=$(cat "${sources[@]}" | sha256sum | cut -c1-16)
 if [[ ! -x $binary || $(cat "$build/stamp" 2>/dev/null) != "$stamp" ]]; then
     echo "fuzz: building $binary" >&2
