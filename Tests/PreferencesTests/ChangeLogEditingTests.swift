@@ -119,8 +119,8 @@ import Testing
         try await store.edit { $0[raw: "k5"] = 5000 }
         try await store.edit { $0[raw: "k5"] = 5 }
         let me = ProcessInfo.processInfo.processName
-        let reopened = try await PreferencesStore(storage: FileStorage(fileURL: url))
-        for snapshot in [store.snapshot, reopened.snapshot] {
+        let inFile = try fileSnapshot(url)
+        for snapshot in [store.snapshot, inFile] {
             for index in 0..<500 {
                 let key = "k\(index)"
                 let record = snapshot.modification(forKey: key)
@@ -132,6 +132,6 @@ import Testing
             }
             #expect(snapshot.modification(forKey: "new")?.program == me)
         }
-        #expect(reopened.snapshot == store.snapshot)
+        #expect(inFile == store.snapshot)
     }
 }

@@ -31,9 +31,8 @@ private struct Settings: PreferencesRecord {
         #expect(change.sudoUser == nil || change.user == "root")
         // Recorded in milliseconds.
         #expect(change.date >= before.addingTimeInterval(-0.001) && change.date <= after)
-        // A new handle reads it back from the file.
-        let reopened = try await PreferencesStore(storage: FileStorage(fileURL: url))
-        #expect(reopened.snapshot.modification(forKey: "language") == change)
+        // The file holds it, as a new process reads it.
+        #expect(try fileSnapshot(url).modification(forKey: "language") == change)
     }
 
     @Test func defaultsAndRemovedKeysHaveNoRecord() async throws {
@@ -201,9 +200,9 @@ private struct Settings: PreferencesRecord {
         try check(store.snapshot, changed: nil)
         try await store.edit { $0[raw: "k7"] = 700 }
         try check(store.snapshot, changed: "k7")
-        let reopened = try await PreferencesStore(storage: FileStorage(fileURL: url))
-        try check(reopened.snapshot, changed: "k7")
-        #expect(reopened.snapshot == store.snapshot)
+        let inFile = try fileSnapshot(url)
+        try check(inFile, changed: "k7")
+        #expect(inFile == store.snapshot)
         // Removing keys and setting one back leaves the others' records alone.
         try await store.edit { prefs in
             prefs.remove("k3")

@@ -84,10 +84,10 @@ import Testing
         let values = imported(500)
         try await store.edit { try $0.merge(values) }
         #expect(store.snapshot.values == values)
-        let reopened = try await PreferencesStore(fileURL: url)
-        #expect(reopened.snapshot.values == values)
+        let inFile = try fileSnapshot(url)
+        #expect(inFile.values == values)
         for key in ["imported.0", "imported.499"] {
-            #expect(reopened.snapshot.modification(forKey: key) != nil, "no record for \(key)")
+            #expect(inFile.modification(forKey: key) != nil, "no record for \(key)")
         }
     }
 

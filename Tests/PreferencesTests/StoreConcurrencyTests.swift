@@ -1,5 +1,6 @@
 import Foundation
 import PreferencesTestSupport
+import PreferencesTesting
 import Synchronization
 import Testing
 
@@ -44,18 +45,34 @@ final class CountingStorage: PreferencesStorage {
         let url = directory.file("prefs.json")
         let storage = CountingStorage(FileStorage(fileURL: url))
         let store = try await PreferencesStore(storage: storage)
+        // The first edit holds the write until the other 999 are queued, so
+        // the test does not depend on how the tasks happen to be scheduled.
+        let release = DispatchSemaphore(value: 0)
+        let blocker = Task {
+            try await store.edit { prefs in
+                _ = release.wait(timeout: .now() + 60)
+                prefs[raw: "k0"] = 0
+            }
+        }
+        let first = await eventually { store.core.queue.outstandingCount > 0 }
+        #expect(first, "the first edit never reached the store's queue")
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for index in 0..<1000 {
+            for index in 1..<1000 {
                 group.addTask { try await store.edit { $0[raw: "k\(index)"] = .int(Int64(index)) } }
             }
+            let queued = await eventually { store.pendingEditCount == 999 }
+            #expect(queued, "only \(store.pendingEditCount) of 999 edits were queued")
+            release.signal()
             try await group.waitForAll()
         }
+        try await blocker.value
         #expect(store.snapshot.values.count == 1000)
+        // The blocked write takes in every edit queued while it ran (or, at
+        // most, leaves them to one more write): group commit (S4).
         let writes = storage.writes.load(ordering: .relaxed)
-        #expect(writes < 1000, "group commit should coalesce: \(writes) writes for 1000 sets")
-        let reopened = try StoreDocument.decode(
-            Array(try Data(contentsOf: url)), file: url.path, limits: PreferencesLimits())
-        #expect(reopened.values.count == 1000)
+        #expect(
+            writes <= 2, "1,000 sets, 999 of them queued behind one write, took \(writes) writes")
+        #expect(try fileSnapshot(url).values.count == 1000)
     }
 
     /// Opening runs on the caller's thread only when the store has nothing
@@ -84,34 +101,42 @@ final class CountingStorage: PreferencesStorage {
             }.start()
         }
         #expect(didStart, "the edit's transform did not run within 120 s")
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { release.signal() }
-        let second = try await PreferencesStore(fileURL: url)
+        // The open is known to be waiting behind the write (the store's
+        // queue holds both) before the write is let go.
+        let opening = Task { try await PreferencesStore(fileURL: url) }
+        let waiting = await eventually { first.core.queue.outstandingCount >= 2 }
+        #expect(waiting, "the second open never queued behind the write")
+        release.signal()
+        let second = try await opening.value
         #expect(second[.counter] == 7, "the open returned before the write it came after")
         try await write.value
     }
 
+    /// Reads (S1) never see a value go back while writes land; the reader
+    /// runs on a thread of its own and must have seen each round's end.
     @Test func incrementsWithAConcurrentReaderNeverGoDown() async throws {
         let directory = try TemporaryDirectory()
         let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
-        let reader = Task {
-            var last = 0
-            var wentDown = false
-            while !Task.isCancelled {
+        let seen = LockedBox((last: 0, wentDown: false, stop: false))
+        Thread {
+            while !seen.value.stop {
                 let value = store[.counter]
-                if value < last { wentDown = true }
-                last = value
-                await Task.yield()
+                seen.withLock { state in
+                    if value < state.last { state.wentDown = true }
+                    state.last = value
+                }
             }
-            return wentDown
-        }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<10 {
-                group.addTask { for _ in 0..<100 { try await store.edit { $0[.counter] += 1 } } }
+        }.start()
+        defer { seen.withLock { $0.stop = true } }
+        for round in 1...10 {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<100 { group.addTask { try await store.edit { $0[.counter] += 1 } } }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
+            let caughtUp = await eventually { seen.value.last == round * 100 }
+            #expect(caughtUp, "the reader never saw \(round * 100); last saw \(seen.value.last)")
         }
-        reader.cancel()
-        #expect(await reader.value == false)
+        #expect(seen.value.wentDown == false, "a read saw the counter go down")
         #expect(store[.counter] == 1000)
     }
 

@@ -23,8 +23,9 @@ struct StoreFaultTests {
         }
         #expect(store[.language] == "fr")
         // A fresh process can still open and read the file.
-        let reader = try await PreferencesStore(storage: FileStorage(fileURL: url))
-        #expect(reader[.language] == "fr")
+        let reader = try await runChild("prefs", ["--file", url.path, "get", "language"])
+        #expect(reader.status == 0, "prefs get on a read-only mount: \(reader.standardError)")
+        #expect(reader.standardOutput == "fr\n")
         // Once the fault is gone the same store writes again.
         try mount.remount(readOnly: false)
         try await store.set(.language, "de")

@@ -214,8 +214,8 @@ private final class QueueBlocker: Sendable {
         #expect(store[.counter] == 2)
         #expect(store[.language] == "fr")
         #expect(store.problems.isEmpty)
-        let reopened = try await PreferencesStore(fileURL: url)
-        #expect(reopened[.darkMode] == true && reopened[.counter] == 2)
+        let inFile = try fileSnapshot(url)
+        #expect(inFile[.darkMode] == true && inFile[.counter] == 2 && inFile[.language] == "fr")
     }
 
     @Test func aFileRepairedWhileTheWriteRetriesIsWrittenWithEverythingKept() async throws {

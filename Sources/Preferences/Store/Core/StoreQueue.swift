@@ -15,6 +15,10 @@ final class StoreQueue: Sendable {
     /// caller's thread. A pthread mutex ThreadSanitizer models (see `Locked`).
     private let outstanding = Locked(0)
 
+    /// Work submitted and not finished yet (for tests that need the store
+    /// busy at a known moment).
+    var outstandingCount: Int { outstanding.withLock { $0 } }
+
     /// Runs `work` after everything submitted before it.
     func submit(_ work: @escaping @Sendable () -> Void) {
         outstanding.withLock { $0 += 1 }
