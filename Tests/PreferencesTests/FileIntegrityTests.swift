@@ -206,21 +206,20 @@ import Testing
         let lock = file.path + ".lock"
         Platform.injectFault(.generationWrite, at: lock, code: EIO)
         defer { Platform.clearFault(.generationWrite, at: lock) }
-        let failed: Bool
-        do {
+        // The bookkeeping comes before the rename, so its failure fails the
+        // set with nothing replaced: never a failure reported for a write
+        // that happened.
+        await #expect {
             try await store.set(Self.number, 2)
-            failed = false
-        } catch {
-            failed = true
+        } throws: { error in
+            guard case PreferencesError.io(_, let path, let code, _) = error else { return false }
+            return code == EIO && path == lock
         }
-        // Either the set failed and nothing was replaced, or it succeeded and
-        // the file holds it: never a failure reported for a durable write.
-        let stored = try storedInteger("number", in: file)
-        #expect(
-            failed ? stored == 1 : stored == 2,
-            "set reported \(failed ? "failure" : "success") and the file holds \(String(describing: stored))"
-        )
-        #expect(store[Self.number] == stored.map(Int.init))
+        #expect(try storedInteger("number", in: file) == 1, "a failed set replaced the file")
+        #expect(store[Self.number] == 1, "memory shows a set that failed")
+        Platform.clearFault(.generationWrite, at: lock)
+        try await store.set(Self.number, 2)
+        #expect(try storedInteger("number", in: file) == 2)
     }
 
     // MARK: Exclusive access

@@ -117,9 +117,42 @@ private struct Display: PreferencesRecord {
         #expect(store[.language] == "fr")
     }
 
-    @Test func otherBackendsPublishNothing() async throws {
+    /// The store hands the declared manifest to its backend, whatever the
+    /// backend; one without a place for it (the protocol's default) publishes
+    /// nothing and the store works on.
+    @Test func theBackendReceivesTheManifestAndOneWithoutAPlaceIsFine() async throws {
+        let publishing = PublishingStorage()
         let store = try await PreferencesStore(
-            storage: InMemoryStorage(), declaring: [PreferenceKeys.language])
+            storage: publishing, declaring: [PreferenceKeys.language])
         #expect(store.problems.isEmpty)
+        let published = try #require(publishing.published.last, "nothing was published")
+        let manifest = try PreferencesManifest(jsonText: String(decoding: published, as: UTF8.self))
+        #expect(manifest["language"]?.defaultValue == "en")
+        #expect(manifest["language"]?.type == .string)
+
+        let plain = try await PreferencesStore(
+            storage: InMemoryStorage(), declaring: [PreferenceKeys.language])
+        #expect(plain.problems.isEmpty)
+        try await plain.set(.language, "fr")
+        #expect(plain[.language] == "fr")
     }
+}
+
+/// An in-memory backend that keeps what the store asks it to publish.
+private final class PublishingStorage: PreferencesStorage {
+    let inner = InMemoryStorage()
+    private let publishedBytes = Locked<[[UInt8]]>([])
+    var published: [[UInt8]] { publishedBytes.withLock { $0 } }
+
+    var location: String { "publishing" }
+    func read() throws -> StoredContents { try inner.read() }
+    func currentRevision() throws -> StorageRevision { try inner.currentRevision() }
+    func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws -> StorageRevision? {
+        try inner.write(bytes, ifRevision: expected)
+    }
+    func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T { try body() }
+    func setAsideCorrupt(_ contents: StoredContents, stamp: String) throws -> String? {
+        try inner.setAsideCorrupt(contents, stamp: stamp)
+    }
+    func publishManifest(_ bytes: [UInt8]) throws { publishedBytes.withLock { $0.append(bytes) } }
 }

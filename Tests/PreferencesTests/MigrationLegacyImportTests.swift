@@ -199,8 +199,9 @@ struct MigrationLegacyImportTests {
             return
         }
         #expect(path == source.path)
+        // `  "b": tru`: the literal that is not one starts at column 8.
         #expect(line == 3)
-        #expect(column != nil)
+        #expect(column == 8)
         #expect(contents(file) == before)
         #expect(contents(source) == text)
 

@@ -153,16 +153,29 @@ import Testing
 
     /// In a group commit, a transform that merges and then throws is taken
     /// back alone — into an empty store and into one with keys — while the
-    /// edits around it are stored.
+    /// edits around it are stored. The group is forced: a first edit holds
+    /// the write until the other two are queued, so all three share it.
     @Test func aThrowingTransformThatMergedIsTakenBackAlone() async throws {
         struct Refused: Error {}
         for startEmpty in [true, false] {
             let directory = try TemporaryDirectory()
-            let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
+            let url = directory.file("prefs.json")
+            let storage = CountingStorage(FileStorage(fileURL: url))
+            let store = try await PreferencesStore(storage: storage)
             if !startEmpty { try await store.edit { $0[raw: "kept"] = "old" } }
             let before = store.snapshot.values
+            let writesBefore = storage.writes.load(ordering: .relaxed)
             let values = imported(200)
+            let release = DispatchSemaphore(value: 0)
             try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    try await store.edit { prefs in
+                        _ = release.wait(timeout: .now() + 60)
+                        prefs[raw: "first"] = 1
+                    }
+                }
+                let holding = await eventually { store.core.queue.outstandingCount > 0 }
+                #expect(holding, "the first edit never reached the store's queue")
                 group.addTask {
                     await #expect(throws: Refused.self) {
                         try await store.edit { prefs in
@@ -173,11 +186,18 @@ import Testing
                     }
                 }
                 group.addTask { try await store.edit { $0[raw: "other"] = 2 } }
+                let queued = await eventually { store.pendingEditCount == 2 }
+                #expect(queued, "the two edits were not queued behind the first")
+                release.signal()
                 try await group.waitForAll()
             }
             var expected = before
+            expected["first"] = 1
             expected["other"] = 2
             #expect(store.snapshot.values == expected, "starting empty: \(startEmpty)")
+            #expect(try fileSnapshot(url).values == expected, "starting empty: \(startEmpty)")
+            let writes = storage.writes.load(ordering: .relaxed) - writesBefore
+            #expect(writes == 1, "the three edits took \(writes) writes, not one group")
         }
     }
 }

@@ -16,23 +16,15 @@ import Testing
         let raised = Atomic<Bool>(false)
     }
 
-    /// How other keys get set beside the incrementers: the `prefs` tool when
-    /// this build has it, else a one-shot harness child (same library calls).
-    static func sideWriter(_ url: URL) async throws -> (
-        product: String, arguments: (String, Int) -> [String]
-    ) {
-        let probe = url.deletingLastPathComponent().appendingPathComponent("probe.json")
-        _ = try? await runChild("prefs", ["--file", probe.path, "set", "probe", "1"])
-        if (try? storedInteger("probe", in: probe)) == 1 {
-            return ("prefs", { key, value in ["--file", url.path, "set", key, "\(value)"] })
-        }
-        return ("prefs-harness", { key, value in ["set-once", url.path, key, "\(value)"] })
+    /// `prefs set` of one key in the store at `url`: the operator's tool
+    /// beside the incrementers (the suite depends on the built `prefs`).
+    static func prefsSet(_ url: URL, _ key: String, _ value: Int) -> [String] {
+        ["--file", url.path, "set", key, "\(value)"]
     }
 
     @Test func incrementsAreExactWithOtherKeysSetBeside() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
-        let writer = try await Self.sideWriter(url)
         let done = Flag()
         let side = Task.detached { () -> (set: [String: Int64], count: Int, failures: [String]) in
             var set: [String: Int64] = [:]
@@ -44,7 +36,7 @@ import Testing
                 let key = "other_\(round % 10)"
                 let value = round * 7
                 do {
-                    let result = try await runChild(writer.product, writer.arguments(key, value))
+                    let result = try await runChild("prefs", Self.prefsSet(url, key, value))
                     if result.status == 0 {
                         set[key] = Int64(value)
                     } else {
@@ -82,7 +74,7 @@ import Testing
         Reliability.report(
             "multi-process: \(Self.processes) processes × \(Self.increments) increments = \(counter ?? -1) "
                 + "(expected \(expected)); beside them "
-                + "\(writer.product == "prefs" ? "prefs set" : "prefs-harness set-once") ran \(sets) times until they finished, "
+                + "prefs set ran \(sets) times until they finished, "
                 + "\(intact)/\(others.count) other keys intact")
     }
 }

@@ -98,14 +98,22 @@ import Testing
     // MARK: Who changed what
 
     @Test func listLongNamesTheUserAndProgramOfTheLastChange() async throws {
+        // Whole milliseconds: the file records the time to the millisecond.
+        let before = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded(.down) / 1000)
         try await workspace.prefs("set", "language", "fr")
+        let after = Date()
         let output = try await workspace.prefs("list", "--long")
         #expect(output.status == 0, "\(output.standardError)")
         let line = output.line
-        #expect(line.hasPrefix("language = \"fr\""), "\(line)")
-        #expect(line.contains(" by \(effectiveUserName())"), "\(line)")
-        #expect(line.contains("prefs"), "\(line)")
-        #expect(line.contains("Z"), "\(line)")
+        let prefix = "language = \"fr\"  # "
+        let suffix = " by \(effectiveUserName()) using prefs"
+        #expect(line.hasPrefix(prefix) && line.hasSuffix(suffix), "\(line)")
+        // Between them, the time of the change: ISO 8601, UTC, milliseconds.
+        let time = String(line.dropFirst(prefix.count).dropLast(suffix.count))
+        let format = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        let when = try #require(try? format.parse(time), "not an ISO 8601 UTC time: \(time)")
+        #expect(time.hasSuffix("Z") && time.count == "2026-12-01T09:30:12.345Z".count, "\(time)")
+        #expect(when >= before && when <= after, "\(time) is not the time of the set")
     }
 
     @Test(.enabled(if: geteuid() == 0, "needs root: SUDO_USER is recorded only for root"))
