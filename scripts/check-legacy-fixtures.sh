@@ -2,17 +2,22 @@
 # Runs the legacy parsers over real files with known values and reports, per
 # file, whether we read what the file's own platform reads.
 #
-#   scripts/check-legacy-fixtures.sh [FOLDER]
+#   scripts/check-legacy-fixtures.sh FOLDER
 #
-# FOLDER (default /work/shared/fixtures/legacy) holds <format>/<name> files
-# with <name minus extension>.expected.json beside them. Exits 0 with a skip
-# message when the folder is absent; otherwise with the test's status.
+# FOLDER (or $LEGACY_FIXTURES_DIR) holds <format>/<name> files with
+# <name minus extension>.expected.json beside them. A folder that is missing,
+# or holds no fixture, fails the check; otherwise it exits with the test's
+# status.
 set -eu
 
-folder=${1:-/work/shared/fixtures/legacy}
+folder=${1:-${LEGACY_FIXTURES_DIR:-}}
+if [ -z "$folder" ]; then
+    echo "usage: scripts/check-legacy-fixtures.sh FOLDER" >&2
+    exit 2
+fi
 if [ ! -d "$folder" ]; then
-    echo "check-legacy-fixtures: skipped: no fixtures folder at $folder"
-    exit 0
+    echo "check-legacy-fixtures: no fixtures folder at $folder" >&2
+    exit 1
 fi
 folder=$(cd "$folder" && pwd)
 cd "$(dirname "$0")/.."

@@ -42,7 +42,7 @@ struct MigrationCrashPointTests {
                 != withoutChangeRecords(original))
 
         let run = try MigrationCrashTests.Case(in: parent.url, index: 1)
-        var environment = ProcessInfo.processInfo.environment
+        var environment = cleanEnvironment()
         environment["PREFS_HARNESS_CRASH_AT"] = testCase.point
         let child = try RunningProcess(
             "prefs-harness",
@@ -87,7 +87,7 @@ struct MigrationCrashPointTests {
     @Test func anUnknownCrashPointIsRefused() async throws {
         let directory = try TemporaryDirectory()
         let run = try MigrationCrashTests.Case(in: directory.url, index: 0)
-        var environment = ProcessInfo.processInfo.environment
+        var environment = cleanEnvironment()
         environment["PREFS_HARNESS_CRASH_AT"] = "before-comit"
         let output = try await runChild(
             "prefs-harness", ["migrate", run.file.path, run.legacy.path],

@@ -83,7 +83,8 @@ struct MigrationCrashTests {
         var beforeCommit = 0
         var betweenCommitAndCleanUp = 0
         var afterCleanUp = 0
-        var generator = SystemRandomNumberGenerator()
+        // PREFS_RELIABILITY_SEED=<seed> repeats a run's kill moments.
+        var generator = SeededGenerator(state: Reliability.seed)
         // 25 kills by default (the named crash points cover the cases that must
         // be hit); `PREFS_MIGRATION_KILLS` asks for more, as the reliability
         // harness does.
@@ -104,14 +105,19 @@ struct MigrationCrashTests {
             // source is in exactly one place, and it is gone only if its data
             // is in the store.
             let stored = withoutChangeRecords(contents(run.file))
-            #expect(stored == original || stored == final, "run \(index): a half-migrated store")
+            #expect(
+                stored == original || stored == final,
+                "run \(index) (seed \(Reliability.seed)): a half-migrated store")
             let sourcePresent = FileManager.default.fileExists(atPath: run.legacy.path)
             let sourceMoved = FileManager.default.fileExists(atPath: run.migrated.path)
             #expect(
                 sourcePresent != sourceMoved, "run \(index): the source is in both or neither place"
             )
             if !sourcePresent {
-                #expect(stored == final, "run \(index): the source went before its data was stored")
+                #expect(
+                    stored == final,
+                    "run \(index) (seed \(Reliability.seed)): the source went before its data was stored"
+                )
             }
             switch (stored == final, sourcePresent) {
             case (false, _): beforeCommit += 1
@@ -126,13 +132,13 @@ struct MigrationCrashTests {
             }
             #expect(
                 withoutChangeRecords(contents(run.file)) == final,
-                "run \(index): the rerun ended elsewhere")
+                "run \(index) (seed \(Reliability.seed)): the rerun ended elsewhere")
             #expect(!FileManager.default.fileExists(atPath: run.legacy.path))
             #expect(contents(run.migrated) == Self.legacyText)
             try FileManager.default.removeItem(at: run.directory)
         }
         print(
-            "migration kills: \(beforeCommit) before the commit, \(betweenCommitAndCleanUp) between commit and clean-up, \(afterCleanUp) after; window \(windowMicroseconds) µs"
+            "migration kills: \(beforeCommit) before the commit, \(betweenCommitAndCleanUp) between commit and clean-up, \(afterCleanUp) after; window \(windowMicroseconds) µs; seed \(Reliability.seed)"
         )
         // Where random kills land depends on the machine's speed, so nothing
         // here asserts it: the named moments are each hit on purpose by

@@ -99,7 +99,8 @@ import Testing
 
     @Test func listLongNamesTheUserAndProgramOfTheLastChange() async throws {
         // Whole milliseconds: the file records the time to the millisecond.
-        let before = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded(.down) / 1000)
+        let before = Date(
+            timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded(.down) / 1000)
         try await workspace.prefs("set", "language", "fr")
         let after = Date()
         let output = try await workspace.prefs("list", "--long")

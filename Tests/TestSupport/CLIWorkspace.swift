@@ -35,7 +35,7 @@ package final class CLIWorkspace: Sendable {
     package func prefs(environment: [String: String], _ arguments: [String]) async throws
         -> ProcessOutput
     {
-        var merged = ProcessInfo.processInfo.environment
+        var merged = cleanEnvironment()
         merged["PREFS_HOME"] = nil
         merged["XDG_CONFIG_HOME"] = nil
         merged.merge(environment) { _, new in new }

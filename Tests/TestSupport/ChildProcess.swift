@@ -219,7 +219,7 @@ package final class FinishingChild: @unchecked Sendable {
             shownAs ?? ([executable.path] + arguments).map(Self.quoted).joined(separator: " ")
         process.executableURL = executable
         process.arguments = arguments
-        if let environment { process.environment = environment }
+        process.environment = environment ?? cleanEnvironment()
         let outputs = (Pipe(), Pipe())
         process.standardOutput = outputs.0
         process.standardError = outputs.1

@@ -66,7 +66,7 @@ package final class RunningProcess: @unchecked Sendable {
     {
         process.executableURL = productURL(product)
         process.arguments = arguments
-        if let environment { process.environment = environment }
+        process.environment = environment ?? cleanEnvironment()
         process.standardOutput = output
         process.standardError = FileHandle.standardError
         try process.run()
@@ -248,4 +248,15 @@ package func fileStatus(_ path: String, followingLinks: Bool = true) -> stat? {
     var info = stat()
     let result = followingLinks ? stat(path, &info) : lstat(path, &info)
     return result == 0 ? info : nil
+}
+
+/// This process's environment without what changes how the library and
+/// `prefs` behave (`PREFS_*`, `XDG_CONFIG_HOME`, `SUDO_*`, `VISUAL`,
+/// `EDITOR`): what every child a test starts gets, plus what the test sets,
+/// so a variable in the developer's shell never changes a result.
+package func cleanEnvironment() -> [String: String] {
+    ProcessInfo.processInfo.environment.filter { key, _ in
+        !key.hasPrefix("PREFS_") && !key.hasPrefix("SUDO_")
+            && !["XDG_CONFIG_HOME", "VISUAL", "EDITOR"].contains(key)
+    }
 }
