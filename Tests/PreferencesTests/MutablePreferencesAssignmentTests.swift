@@ -170,11 +170,13 @@ import Testing
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     try await store.edit { prefs in
-                        _ = release.wait(timeout: .now() + 60)
+                        _ = release.wait(timeout: .now() + 120)
                         prefs[raw: "first"] = 1
                     }
                 }
-                let holding = await eventually { store.core.queue.outstandingCount > 0 }
+                let holding = await eventually(seconds: 120) {
+                    store.core.queue.outstandingCount > 0
+                }
                 #expect(holding, "the first edit never reached the store's queue")
                 group.addTask {
                     await #expect(throws: Refused.self) {
@@ -186,7 +188,7 @@ import Testing
                     }
                 }
                 group.addTask { try await store.edit { $0[raw: "other"] = 2 } }
-                let queued = await eventually { store.pendingEditCount == 2 }
+                let queued = await eventually(seconds: 120) { store.pendingEditCount == 2 }
                 #expect(queued, "the two edits were not queued behind the first")
                 release.signal()
                 try await group.waitForAll()

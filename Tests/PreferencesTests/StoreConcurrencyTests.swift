@@ -50,17 +50,17 @@ final class CountingStorage: PreferencesStorage {
         let release = DispatchSemaphore(value: 0)
         let blocker = Task {
             try await store.edit { prefs in
-                _ = release.wait(timeout: .now() + 60)
+                _ = release.wait(timeout: .now() + 120)
                 prefs[raw: "k0"] = 0
             }
         }
-        let first = await eventually { store.core.queue.outstandingCount > 0 }
+        let first = await eventually(seconds: 120) { store.core.queue.outstandingCount > 0 }
         #expect(first, "the first edit never reached the store's queue")
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 1..<1000 {
                 group.addTask { try await store.edit { $0[raw: "k\(index)"] = .int(Int64(index)) } }
             }
-            let queued = await eventually { store.pendingEditCount == 999 }
+            let queued = await eventually(seconds: 120) { store.pendingEditCount == 999 }
             #expect(queued, "only \(store.pendingEditCount) of 999 edits were queued")
             release.signal()
             try await group.waitForAll()
@@ -88,7 +88,7 @@ final class CountingStorage: PreferencesStorage {
         let write = Task {
             try await first.edit { prefs in
                 started.signal()
-                _ = release.wait(timeout: .now() + 10)
+                _ = release.wait(timeout: .now() + 120)
                 prefs[.counter] = 7
             }
         }
@@ -104,7 +104,7 @@ final class CountingStorage: PreferencesStorage {
         // The open is known to be waiting behind the write (the store's
         // queue holds both) before the write is let go.
         let opening = Task { try await PreferencesStore(fileURL: url) }
-        let waiting = await eventually { first.core.queue.outstandingCount >= 2 }
+        let waiting = await eventually(seconds: 120) { first.core.queue.outstandingCount >= 2 }
         #expect(waiting, "the second open never queued behind the write")
         release.signal()
         let second = try await opening.value
@@ -133,7 +133,7 @@ final class CountingStorage: PreferencesStorage {
                 for _ in 0..<100 { group.addTask { try await store.edit { $0[.counter] += 1 } } }
                 try await group.waitForAll()
             }
-            let caughtUp = await eventually { seen.value.last == round * 100 }
+            let caughtUp = await eventually(seconds: 120) { seen.value.last == round * 100 }
             #expect(caughtUp, "the reader never saw \(round * 100); last saw \(seen.value.last)")
         }
         #expect(seen.value.wentDown == false, "a read saw the counter go down")
