@@ -10,7 +10,8 @@ import Testing
 @Suite(
     .enabled(
         if: ProcessInfo.processInfo.environment["PREFS_MEASURE"] == "1",
-        "opt-in measurement: PREFS_MEASURE=1 swift test --filter ChangeFeedLatency"))
+        "opt-in measurement: PREFS_MEASURE=1 swift test --filter ChangeFeedLatency"),
+    .timeLimit(.minutes(10)))
 struct ChangeFeedLatencyTests {
     static let rounds = 200
 

@@ -13,7 +13,7 @@ import Testing
 
 /// The file backend's revisions, durability and exclusivity at their edges
 /// (S2, S3, S9, S13, <doc:StoreGuarantees>).
-@Suite struct FileIntegrityTests {
+@Suite(.timeLimit(.minutes(10))) struct FileIntegrityTests {
     static let label = PreferenceKey<String>("label", default: "")
     static let number = PreferenceKey<Int>("number", default: 0)
 

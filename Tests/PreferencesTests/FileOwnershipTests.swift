@@ -12,7 +12,9 @@ import Testing
 
 /// Root changing another user's store (S14, <doc:StoreGuarantees>), and symlinks planted by
 /// another user (S19, <doc:StoreGuarantees>). Both need root and `setpriv`, to be the other user.
-@Suite(.enabled(if: canSwitchUser, "needs root and setpriv to act as another user"))
+@Suite(
+    .enabled(if: canSwitchUser, "needs root and setpriv to act as another user"),
+    .timeLimit(.minutes(10)))
 struct FileOwnershipTests {
     @Test func sudoPrefsSetLeavesEverythingItCreatesToTheStoresOwner() async throws {
         let directory = try TemporaryDirectory()

@@ -10,7 +10,7 @@ import Testing
     import Darwin
 #endif
 
-@Suite("Migration: crash safety")
+@Suite("Migration: crash safety", .timeLimit(.minutes(30)))
 struct MigrationCrashTests {
     /// The list `prefs-harness migrate` runs; the rerun uses the same one.
     static func migrations(

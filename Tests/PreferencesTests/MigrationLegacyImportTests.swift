@@ -40,7 +40,7 @@ final class ObservedStorage: PreferencesStorage {
     }
 }
 
-@Suite("Migration: legacy import")
+@Suite("Migration: legacy import", .timeLimit(.minutes(10)))
 struct MigrationLegacyImportTests {
     let directory: TemporaryDirectory
     let file: URL

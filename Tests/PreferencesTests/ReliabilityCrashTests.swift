@@ -8,7 +8,7 @@ import Testing
 /// the file decodes, and every write the child acknowledged is in it.
 ///
 /// 100 kills in every `swift test`; 1,000 with `PREFS_RELIABILITY=full`.
-@Suite struct ReliabilityCrashTests {
+@Suite(.timeLimit(.minutes(30))) struct ReliabilityCrashTests {
     @Test func killNineAtRandomMomentsLosesNoAcknowledgedWrite() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Preferences
 
-@Suite struct StoreBasicsTests {
+@Suite(.timeLimit(.minutes(10))) struct StoreBasicsTests {
     @Test func missingFileIsAnEmptyStoreWithDefaults() async throws {
         let directory = try TemporaryDirectory()
         let store = try await PreferencesStore(fileURL: directory.file("none.json"))

@@ -39,7 +39,7 @@ final class CountingStorage: PreferencesStorage {
     }
 }
 
-@Suite struct StoreConcurrencyTests {
+@Suite(.timeLimit(.minutes(10))) struct StoreConcurrencyTests {
     @Test func concurrentSetsShareWritesAndAllLand() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Preferences
 
-@Suite struct StoreFailureTests {
+@Suite(.timeLimit(.minutes(10))) struct StoreFailureTests {
     static let validFile = """
         {
           "format" : 1,

@@ -5,7 +5,7 @@ import Testing
 @testable import Preferences
 
 /// Real faults on real file systems: a read-only mount and a full one.
-@Suite(.enabled(if: canMountTmpfs, "\(TmpfsMount.unavailableReason)"))
+@Suite(.enabled(if: canMountTmpfs, "\(TmpfsMount.unavailableReason)"), .timeLimit(.minutes(10)))
 struct StoreFaultTests {
     @Test func readOnlyDirectoryIsAnIOErrorAndReadsStillWork() async throws {
         let mount = try #require(TmpfsMount(size: "1m"))
@@ -58,7 +58,8 @@ struct StoreFaultTests {
 
 /// Root bypasses permission bits: the child runs as another user.
 @Suite(
-    .enabled(if: canSwitchUser, "needs root and /usr/bin/setpriv to run a child as another user"))
+    .enabled(if: canSwitchUser, "needs root and /usr/bin/setpriv to run a child as another user"),
+    .timeLimit(.minutes(10)))
 struct StorePermissionFaultTests {
     @Test func anotherUserWithoutPermissionGetsAnIOError() async throws {
         let directory = try TemporaryDirectory()

@@ -63,7 +63,7 @@ private final class QueueBlocker: Sendable {
 }
 
 /// S4: a transform that throws is undone exactly, whatever it called.
-@Suite struct StoreRollbackTests {
+@Suite(.timeLimit(.minutes(10))) struct StoreRollbackTests {
     struct Oops: Error {}
 
     @Test func aFailedTransformThatClearedEverythingLeavesNoTraceInItsGroup() async throws {
@@ -168,7 +168,7 @@ private final class QueueBlocker: Sendable {
 
 /// S17: a write never runs the corruption policy; it retries the re-read
 /// briefly and then fails, leaving the bad file as it is.
-@Suite struct StoreWriteTimeCorruptionTests {
+@Suite(.timeLimit(.minutes(10))) struct StoreWriteTimeCorruptionTests {
     static let good = storeFile(#"{"counter" : 1, "language" : "fr"}"#)
     /// An editor half-way through saving in place.
     static let halfSaved = "{\n  \"format\" : 1,\n  \"values\" : {\n    \"coun"
@@ -256,7 +256,7 @@ private final class QueueBlocker: Sendable {
 
 /// The in-memory backend shares one state between stores and tells its
 /// watchers about every write.
-@Suite struct InMemoryStorageSharingTests {
+@Suite(.timeLimit(.minutes(10))) struct InMemoryStorageSharingTests {
     @Test func twoStoresOnOneBackendShareOneState() async throws {
         let storage = InMemoryStorage()
         let first = try await PreferencesStore(storage: storage)
@@ -306,7 +306,7 @@ private func callCount(_ calls: borrowing Atomic<Int>) -> Int { calls.load(order
 
 /// Change feeds compare what readers see, and republishing compares states
 /// without making readers wait.
-@Suite struct ChangeFeedDistinctValueTests {
+@Suite(.timeLimit(.minutes(10))) struct ChangeFeedDistinctValueTests {
     static let zoom = PreferenceKey<Double>("zoom", default: 1)
 
     @Test func anIntegerAndTheEqualDoubleAreOneValue() async throws {

@@ -6,7 +6,9 @@ import Testing
 /// `prefs completions bash`, loaded into a real bash as a user's
 /// `~/.bashrc` would, and driven as bash drives a completion function: with
 /// `COMP_WORDS` and `COMP_CWORD` set, reading back `COMPREPLY`.
-@Suite(.enabled("bash 4 or later is not installed") { try await CompletionShells.bash() != nil })
+@Suite(
+    .enabled("bash 4 or later is not installed") { try await CompletionShells.bash() != nil },
+    .timeLimit(.minutes(10)))
 struct CLIBashCompletionTests {
     let workspace: CompletionWorkspace
 

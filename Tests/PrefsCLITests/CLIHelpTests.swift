@@ -3,7 +3,7 @@ import PreferencesTestSupport
 import Testing
 
 /// `prefs --help` and `prefs COMMAND --help`.
-@Suite struct CLIHelpTests {
+@Suite(.timeLimit(.minutes(10))) struct CLIHelpTests {
     static let commands = [
         "get", "set", "delete", "list", "clear", "import", "export", "watch", "check", "path",
     ]

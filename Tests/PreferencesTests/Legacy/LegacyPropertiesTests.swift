@@ -3,7 +3,7 @@ import Testing
 
 @testable import Preferences
 
-@Suite struct LegacyPropertiesTests {
+@Suite(.timeLimit(.minutes(10))) struct LegacyPropertiesTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let name: String
         let input: String

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Preferences
 
-@Suite struct LegacyPropertyListTests {
+@Suite(.timeLimit(.minutes(10))) struct LegacyPropertyListTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let name: String
         let body: String

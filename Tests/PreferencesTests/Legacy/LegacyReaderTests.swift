@@ -4,7 +4,7 @@ import Testing
 
 @testable import Preferences
 
-@Suite struct LegacyReaderTests {
+@Suite(.timeLimit(.minutes(10))) struct LegacyReaderTests {
     /// A fresh directory for one test, removed afterwards.
     final class TemporaryDirectory {
         let url: URL

@@ -7,7 +7,7 @@ import Testing
 /// Every parser must answer any input with values or a `legacyFormat` error,
 /// never a crash or another error: mutated valid documents, seeded so a
 /// failure repeats.
-@Suite struct LegacyRobustnessTests {
+@Suite(.timeLimit(.minutes(10))) struct LegacyRobustnessTests {
     /// SplitMix64: small, seedable, the same on every platform.
     struct Generator: RandomNumberGenerator {
         var state: UInt64

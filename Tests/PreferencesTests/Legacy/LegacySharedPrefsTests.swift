@@ -3,7 +3,7 @@ import Testing
 
 @testable import Preferences
 
-@Suite struct LegacySharedPrefsTests {
+@Suite(.timeLimit(.minutes(10))) struct LegacySharedPrefsTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let name: String
         let body: String
