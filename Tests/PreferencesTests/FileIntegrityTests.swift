@@ -107,6 +107,24 @@ import Testing
 
     // MARK: Durability
 
+    /// S2: the target is never truncated or written in place. A reader that
+    /// opened the file before a write still reads the old bytes whole, and
+    /// the name then holds a new file (another inode) with the new bytes.
+    @Test func aWriteReplacesTheFileAndNeverRewritesItInPlace() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: file)
+        try await store.set(Self.number, 1)
+        let before = try #require(FileManager.default.contents(atPath: file.path))
+        let inode = try identity(file).inode
+        let reader = try FileHandle(forReadingFrom: file)
+        defer { try? reader.close() }
+        try await store.set(Self.number, 2)
+        #expect(try reader.readToEnd() == before, "the file open before the write was changed")
+        #expect(try identity(file).inode != inode, "the write reused the old file's inode")
+        #expect(try storedInteger("number", in: file) == 2)
+    }
+
     @Test func aDirectoryFsyncThatFailedIsRedoneBeforeARetriedSetSucceeds() async throws {
         let directory = try TemporaryDirectory()
         let file = directory.file("prefs.json")
