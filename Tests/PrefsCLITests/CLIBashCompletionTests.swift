@@ -123,7 +123,7 @@ extension CompletionWorkspace {
     /// Runs `script` in bash with the clean environment.
     func bash(_ script: String) async throws -> ProcessOutput {
         let bash = try #require(try await CompletionShells.bash())
-        return try await runShell(bash, ["-c", script], environment: environment)
+        return try await runProgram(bash, ["-c", script], environment: environment)
     }
 
     /// What the completion function bash registered for `prefs` offers for

@@ -16,7 +16,7 @@ import Testing
     func theZshScriptParses() async throws {
         let zsh = try #require(CompletionShells.zsh)
         let script = try await workspace.script("zsh")
-        let output = try await runShell(
+        let output = try await runProgram(
             zsh, ["-n", script.path], environment: workspace.environment)
         #expect(output.status == 0, "\(output.standardError)")
         #expect(output.standardError == "")
@@ -25,7 +25,7 @@ import Testing
     @Test(.enabled(if: CompletionShells.zsh != nil, "zsh is not installed"))
     func theZshScriptRegistersWithCompinit() async throws {
         let zsh = try #require(CompletionShells.zsh)
-        let output = try await runShell(
+        let output = try await runProgram(
             zsh,
             [
                 "-f", "-c",
@@ -40,7 +40,7 @@ import Testing
     func theFishScriptParses() async throws {
         let fish = try #require(CompletionShells.fish)
         let script = try await workspace.script("fish")
-        let output = try await runShell(
+        let output = try await runProgram(
             fish, ["--no-execute", script.path], environment: workspace.environment)
         #expect(output.status == 0, "\(output.standardError)")
         #expect(output.standardError == "")
@@ -72,7 +72,7 @@ import Testing
     {
         let fish = try #require(CompletionShells.fish)
         let script = try await workspace.script("fish")
-        let output = try await runShell(
+        let output = try await runProgram(
             fish,
             [
                 "--no-config", "-c",

@@ -24,7 +24,8 @@ enum CompletionShells {
     /// bash 4 or later: macOS's bash 3.2 reads nothing from `source <(…)`.
     static func bash() async throws -> String? {
         guard let path = find("bash") else { return nil }
-        let output = try await runShell(path, ["-c", "echo ${BASH_VERSINFO[0]}"], environment: [:])
+        let output = try await runProgram(
+            path, ["-c", "echo ${BASH_VERSINFO[0]}"], environment: [:])
         guard let major = Int(output.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))
         else { return nil }
         return major >= 4 ? path : nil
@@ -51,23 +52,6 @@ enum CompletionShells {
     static func quoted(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
     }
-}
-
-/// Runs the program at `path` to completion with exactly `environment`;
-/// one still running after `timeout` is killed and the call throws.
-func runShell(
-    _ path: String, _ arguments: [String], environment: [String: String],
-    timeout: Duration = .seconds(60)
-) async throws -> ProcessOutput {
-    let child = try FinishingChild(
-        executable: URL(fileURLWithPath: path), arguments, environment: environment)
-    do {
-        try await withDeadline(child.commandLine, timeout: timeout) { await child.finished() }
-    } catch is DeadlineExceeded {
-        child.kill()
-        throw child.deadlineExceeded(timeout)
-    }
-    return child.result()
 }
 
 /// A fresh directory with a store directory (`stores`, the `PREFS_HOME`

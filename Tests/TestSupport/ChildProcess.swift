@@ -350,8 +350,27 @@ package func runChild(
     _ product: String, _ arguments: [String], environment: [String: String]? = nil,
     input: String? = nil, as user: UInt32? = nil, timeout: Duration = .seconds(120)
 ) async throws -> ProcessOutput {
-    let child = try FinishingChild(
-        product, arguments, environment: environment, input: input, user: user)
+    try await finish(
+        FinishingChild(product, arguments, environment: environment, input: input, user: user),
+        timeout: timeout)
+}
+
+/// Runs the program at `path` (a shell, a system tool) to completion, as
+/// ``runChild(_:_:environment:input:as:timeout:)`` runs a product.
+@discardableResult
+package func runProgram(
+    _ path: String, _ arguments: [String], environment: [String: String]? = nil,
+    timeout: Duration = .seconds(60)
+) async throws -> ProcessOutput {
+    try await finish(
+        FinishingChild(
+            executable: URL(fileURLWithPath: path), arguments, environment: environment),
+        timeout: timeout)
+}
+
+/// Awaits `child`'s end off the cooperative pool; kills it and throws
+/// ``DeadlineExceeded`` with what it printed when `timeout` passes first.
+private func finish(_ child: FinishingChild, timeout: Duration) async throws -> ProcessOutput {
     do {
         try await withDeadline(child.commandLine, timeout: timeout) { await child.finished() }
     } catch is DeadlineExceeded {
@@ -399,14 +418,7 @@ package func runTool(_ path: String, _ arguments: [String], timeout: Duration = 
     async throws -> Int32
 {
     guard FileManager.default.isExecutableFile(atPath: path) else { return -1 }
-    let child = try FinishingChild(executable: URL(fileURLWithPath: path), arguments)
-    do {
-        try await withDeadline(child.commandLine, timeout: timeout) { await child.finished() }
-    } catch is DeadlineExceeded {
-        child.kill()
-        throw child.deadlineExceeded(timeout)
-    }
-    return child.result().status
+    return try await runProgram(path, arguments, timeout: timeout).status
 }
 
 /// ``runTool(_:_:timeout:)`` for code on a thread of its own, such as a

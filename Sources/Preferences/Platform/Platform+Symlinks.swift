@@ -21,15 +21,8 @@ extension Platform {
     static func resolveSymlinksSafely(_ path: String) throws -> String {
         var current = path
         for _ in 0..<40 {
-            // readlink fills only what it returns: the buffer is not cleared
-            // first (this runs on every read and write of a store).
-            var buffer = [UInt8](unsafeUninitializedCapacity: 4096) { _, count in count = 4096 }
-            let count = buffer.withUnsafeMutableBytes { raw in
-                readlink(current, raw.baseAddress!.assumingMemoryBound(to: CChar.self), 4096)
-            }
-            if count < 0 { return current }
+            guard let target = linkTarget(current) else { return current }
             try checkLinkMayBeFollowed(current)
-            let target = String(decoding: buffer[0..<count], as: UTF8.self)
             current = target.hasPrefix("/") ? target : parentDirectory(of: current) + "/" + target
         }
         throw ioError("follow symlink", path, code: ELOOP)

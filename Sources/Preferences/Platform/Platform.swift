@@ -334,19 +334,24 @@ enum Platform {
         return String(path[path.index(after: slash)...])
     }
 
+    /// What the symlink at `path` points to, as written in the link; nil
+    /// when `path` is no link.
+    static func linkTarget(_ path: String) -> String? {
+        // readlink fills only what it returns: the buffer is not cleared
+        // first (every open, read and write of a store resolves its file).
+        var buffer = [UInt8](unsafeUninitializedCapacity: 4096) { _, count in count = 4096 }
+        let count = buffer.withUnsafeMutableBytes { raw in
+            readlink(path, raw.baseAddress!.assumingMemoryBound(to: CChar.self), 4096)
+        }
+        return count < 0 ? nil : String(decoding: buffer[0..<count], as: UTF8.self)
+    }
+
     /// Follows symlinks in the last component; the path stays as given when
     /// it is not a link.
     static func resolveSymlinks(_ path: String) -> String {
         var current = path
         for _ in 0..<40 {
-            // readlink fills only what it returns: the buffer is not cleared
-            // first (every watch and open resolves its file).
-            var buffer = [UInt8](unsafeUninitializedCapacity: 4096) { _, count in count = 4096 }
-            let count = buffer.withUnsafeMutableBytes { raw in
-                readlink(current, raw.baseAddress!.assumingMemoryBound(to: CChar.self), 4096)
-            }
-            if count < 0 { return current }
-            let target = String(decoding: buffer[0..<count], as: UTF8.self)
+            guard let target = linkTarget(current) else { return current }
             current = target.hasPrefix("/") ? target : parentDirectory(of: current) + "/" + target
         }
         return current
