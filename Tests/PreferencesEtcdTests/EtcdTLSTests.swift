@@ -1,9 +1,13 @@
 import Foundation
-import PreferencesEtcd
 import PreferencesTestSupport
 import Testing
 
 @testable import Preferences
+@testable import PreferencesEtcd
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -105,7 +109,7 @@ struct EtcdTLSTests {
         // Refused for the certificate alone: libcurl's words for a chain that
         // reaches no trusted authority, from a member that is up and serving.
         do {
-            _ = try await PreferencesStore(storage: cluster.storage(key, timeout: 2))
+            _ = try await PreferencesStore(storage: cluster.storage(key, timeout: 5))
             Issue.record("a store opened on an https endpoint the system does not trust")
         } catch PreferencesError.io(_, _, _, let message) {
             let member = cluster.endpoints[0].absoluteString
@@ -171,6 +175,38 @@ struct EtcdTLSTests {
             try await bounded.set(.counter, 6)
             #expect(await feed.next(6, timeout: .seconds(30)) == 6, "the watch came back")
         }
+    }
+}
+
+/// How an `https` request's failure is worded: its own time-out, which is
+/// what was left of the call's, reads as every other time-out does, so the
+/// call's error keeps an endpoint's earlier, more telling answer (an
+/// untrusted certificate) instead of URLSession's words for the time-out.
+@Suite(.timeLimit(.minutes(1)))
+struct EtcdHTTPSFailureTests {
+    @Test func aRequestsOwnTimeOutReadsAsTimedOut() {
+        let answer = URLSessionTransport.failure(
+            NSError(domain: NSURLErrorDomain, code: NSURLErrorTimedOut))
+        guard case .transport(let message, let sent) = answer else {
+            Issue.record("a failure gave \(answer)")
+            return
+        }
+        #expect(message == "timed out")
+        #expect(sent, "a request that timed out may have reached the member")
+    }
+
+    @Test func anUntrustedCertificateKeepsLibcurlsWords() {
+        let untrusted = NSError(
+            domain: NSURLErrorDomain, code: NSURLErrorUnknown,
+            userInfo: [
+                NSLocalizedDescriptionKey:
+                    "SSL certificate problem: unable to get local issuer certificate"
+            ])
+        guard case .transport(let message, _) = URLSessionTransport.failure(untrusted) else {
+            Issue.record("a failure gave a reply")
+            return
+        }
+        #expect(message == "SSL certificate problem: unable to get local issuer certificate")
     }
 }
 
