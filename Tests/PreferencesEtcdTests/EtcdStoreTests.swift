@@ -315,7 +315,7 @@ struct EtcdTestRecord: PreferencesRecord {
 
 /// How a write whose answer was lost is resolved (E4), step by step on a
 /// real member: the cases the leader-kill test meets only by chance.
-@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason))
+@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .timeLimit(.minutes(2)))
 struct EtcdLostAnswerTests {
     @Test func aWriteThatLandedIsFoundEvenAfterLaterWrites() async throws {
         let cluster = try await SharedEtcd.cluster()
