@@ -12,16 +12,18 @@ import Testing
 #endif
 
 /// etcd users and roles (E5) on a real member with authentication on and
-/// short-lived simple tokens (2 s of idleness).
+/// short-lived simple tokens (a few seconds of idleness).
 @Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .timeLimit(.minutes(3)))
 struct EtcdAuthTests {
     /// A member with root, a `writer` (read-write on the test prefix) and a
     /// `reader` (read only), and authentication enabled; a step that fails
-    /// fails the test with what `etcdctl` printed.
-    func securedCluster() async throws -> EtcdCluster {
+    /// fails the test with what `etcdctl` printed. A token expires after
+    /// `tokenTTL` seconds unused.
+    func securedCluster(tokenTTL: Int = 2) async throws -> EtcdCluster {
         try await offPool {
             let cluster = try EtcdCluster(
-                size: 1, extraArguments: ["--auth-token", "simple", "--auth-token-ttl", "2"])
+                size: 1,
+                extraArguments: ["--auth-token", "simple", "--auth-token-ttl", "\(tokenTTL)"])
             try cluster.enableAuthentication()
             return cluster
         }
@@ -84,7 +86,10 @@ struct EtcdAuthTests {
     /// once, only when etcd has revoked the token (a password change) or let
     /// it expire, and the call that met the dead token still succeeds.
     @Test func theTokenIsReusedAndSignedInAgainOnlyWhenRevokedOrExpired() async throws {
-        let cluster = try await securedCluster()
+        // Long enough that no pause of a busy machine between two calls lets
+        // the token expire before the test means it to.
+        let tokenTTL = 4
+        let cluster = try await securedCluster(tokenTTL: tokenTTL)
         // Every call goes through the relay, which counts the sign-ins as sent.
         let relay = try CountingRelay(to: cluster.endpoints[0])
         defer { relay.stop() }
@@ -120,7 +125,7 @@ struct EtcdAuthTests {
         try await store.set(.counter, 5)
         #expect(signIns() == 2, "\(relay.counts)")
 
-        try await waitUntilExpired(second, cluster, key)
+        try await waitUntilExpired(second, cluster, key, tokenTTL: tokenTTL)
         try await store.set(.counter, 6)
         #expect(signIns() == 3, "one sign-in after the expiry: \(relay.counts)")
         #expect(storage.client.token != second)
@@ -150,16 +155,19 @@ struct EtcdAuthTests {
     }
 
     /// Waits until etcd lets `token` expire. A simple token expires once it
-    /// has not been used for `--auth-token-ttl` (2 s; checked once a second)
-    /// and every use renews it, so no event tells when: look after 3.5 s
-    /// unused, again after each look, for at most 30 s.
-    func waitUntilExpired(_ token: String, _ cluster: EtcdCluster, _ key: String) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
+    /// has not been used for `--auth-token-ttl` (checked once a second) and
+    /// every use renews it, so no event tells when: look after the TTL and
+    /// 1.5 s more unused, again after each look, for at most 40 s.
+    func waitUntilExpired(
+        _ token: String, _ cluster: EtcdCluster, _ key: String, tokenTTL: Int
+    ) async throws {
+        let deadline = ContinuousClock.now + .seconds(40)
         while ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(3_500))
+            try await Task.sleep(for: .seconds(tokenTTL) + .milliseconds(1_500))
             if try await isRejected(token, by: cluster, key) { return }
         }
         throw EtcdCluster.ClusterError(
-            message: "etcd still took the store's token 30 s after its last use (TTL 2 s)")
+            message: "etcd still took the store's token 40 s after its last use (TTL \(tokenTTL) s)"
+        )
     }
 }
