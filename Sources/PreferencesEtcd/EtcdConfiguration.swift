@@ -122,7 +122,10 @@ public struct EtcdCredentials: Sendable, Equatable {
                     message: "\((error as NSError).localizedDescription)")
             }
             let text = String(decoding: data, as: UTF8.self)
-            let line = text.split(separator: "\n", omittingEmptySubsequences: false).first ?? ""
+            // Any line break ends the line: "\r\n" is one Character, never "\n".
+            let line =
+                text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).first
+                ?? ""
             return EtcdCredentials(user: user, password: String(line))
         }
         guard let password = environment["PREFS_ETCD_PASSWORD"] else {

@@ -1,9 +1,9 @@
 import Foundation
-import PreferencesEtcd
 import PreferencesTestSupport
 import Testing
 
 @testable import Preferences
+@testable import PreferencesEtcd
 
 #if canImport(Glibc)
     import Glibc
@@ -12,38 +12,19 @@ import Testing
 #endif
 
 /// etcd users and roles (E5) on a real member with authentication on and
-/// short-lived simple tokens (2 s of idleness).
-@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason))
+/// short-lived simple tokens (a few seconds of idleness).
+@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .timeLimit(.minutes(3)))
 struct EtcdAuthTests {
-    static let prefix = "/prefs-test/"
-
     /// A member with root, a `writer` (read-write on the test prefix) and a
-    /// `reader` (read only), and authentication enabled.
-    func securedCluster() async throws -> EtcdCluster {
+    /// `reader` (read only), and authentication enabled; a step that fails
+    /// fails the test with what `etcdctl` printed. A token expires after
+    /// `tokenTTL` seconds unused.
+    func securedCluster(tokenTTL: Int = 2) async throws -> EtcdCluster {
         try await offPool {
             let cluster = try EtcdCluster(
-                size: 1, extraArguments: ["--auth-token", "simple", "--auth-token-ttl", "2"])
-            let steps: [[String]] = [
-                ["user", "add", "root:rootpw"],
-                ["user", "grant-role", "root", "root"],
-                ["role", "add", "writer"],
-                ["role", "grant-permission", "writer", "readwrite", Self.prefix, "--prefix=true"],
-                ["role", "add", "reader"],
-                ["role", "grant-permission", "reader", "read", Self.prefix, "--prefix=true"],
-                ["user", "add", "writer:writerpw"],
-                ["user", "grant-role", "writer", "writer"],
-                ["user", "add", "reader:readerpw"],
-                ["user", "grant-role", "reader", "reader"],
-                ["auth", "enable"],
-            ]
-            for step in steps {
-                let result = try cluster.etcdctl(step)
-                // root may already hold the root role.
-                if result.status != 0 && step[1] != "grant-role" {
-                    throw EtcdCluster.ClusterError(
-                        message: "etcdctl \(step.joined(separator: " ")): \(result.standardError)")
-                }
-            }
+                size: 1,
+                extraArguments: ["--auth-token", "simple", "--auth-token-ttl", "\(tokenTTL)"])
+            try cluster.enableAuthentication()
             return cluster
         }
     }
@@ -101,35 +82,92 @@ struct EtcdAuthTests {
         #expect(check[.language] == "fr")
     }
 
-    @Test func anExpiredTokenIsRefreshedTransparently() async throws {
-        let cluster = try await securedCluster()
+    /// The store signs in once and reuses its token; it signs in again,
+    /// once, only when etcd has revoked the token (a password change) or let
+    /// it expire, and the call that met the dead token still succeeds.
+    @Test func theTokenIsReusedAndSignedInAgainOnlyWhenRevokedOrExpired() async throws {
+        // Long enough that no pause of a busy machine between two calls lets
+        // the token expire before the test means it to.
+        let tokenTTL = 4
+        let cluster = try await securedCluster(tokenTTL: tokenTTL)
+        // Every call goes through the relay, which counts the sign-ins as sent.
+        let relay = try CountingRelay(to: cluster.endpoints[0])
+        defer { relay.stop() }
         let key = uniqueKey()
-        let store = try await open(cluster, key, user: "writer", password: "writerpw")
+        let storage = try EtcdStorage(
+            configuration: EtcdConfiguration(
+                endpoints: [relay.url],
+                credentials: EtcdCredentials(user: "writer", password: "writerpw")),
+            key: key, sharesStateInProcess: false)
+        // No live reads and no feed: no watch, only the store's own calls.
+        let store = try await PreferencesStore(storage: storage, liveReads: false)
+        let signIns = { relay.requests(to: "/v3/auth/authenticate") }
         try await store.set(.counter, 1)
-        // A token taken after the store's last call expires after the store's.
-        let probe = try await offPool {
-            try cluster.post(
-                0, "/v3/auth/authenticate", ["name": "writer", "password": "writerpw"]
-            )
-            .json["token"] as? String
-        }
-        let token = try #require(probe)
-        // Tokens expire after 2 s unused (checked once a second); using one
-        // renews it, so look only after that long, then every 1.5 s.
-        var expired = false
-        for _ in 0..<6 where !expired {
-            try await Task.sleep(for: .milliseconds(2_500))
-            let answer = try await offPool {
-                let reply = try cluster.post(
-                    0, "/v3/kv/range", ["key": Data(key.utf8).base64EncodedString()], token: token)
-                return "\(reply.json)"
-            }
-            expired = answer.contains("invalid auth token")
-        }
-        try #require(expired, "the test token never expired")
         try await store.set(.counter, 2)
-        #expect(store[.counter] == 2)
-        let check = try await open(cluster, key, user: "writer", password: "writerpw")
-        #expect(check[.counter] == 2)
+        #expect(storage.activeWatchCount == 0)
+        #expect(signIns() == 1, "one sign-in for the open and two sets: \(relay.counts)")
+        let first = try #require(storage.client.token, "no token after signing in")
+        try await store.set(.counter, 3)
+        #expect(storage.client.token == first, "the token is reused")
+        #expect(signIns() == 1, "\(relay.counts)")
+
+        // A password change, even to the same password, revokes the user's tokens.
+        _ = try await offPool {
+            try cluster.etcdctlChecked(
+                ["user", "passwd", "writer", "--interactive=false"], input: "writerpw\n",
+                user: EtcdCluster.rootUser)
+        }
+        #expect(try await isRejected(first, by: cluster, key), "the token was not revoked")
+        try await store.set(.counter, 4)
+        #expect(signIns() == 2, "one sign-in after the revocation: \(relay.counts)")
+        let second = try #require(storage.client.token, "no token after signing in again")
+        #expect(second != first)
+        try await store.set(.counter, 5)
+        #expect(signIns() == 2, "\(relay.counts)")
+
+        try await waitUntilExpired(second, cluster, key, tokenTTL: tokenTTL)
+        try await store.set(.counter, 6)
+        #expect(signIns() == 3, "one sign-in after the expiry: \(relay.counts)")
+        #expect(storage.client.token != second)
+        try await store.set(.counter, 7)
+        #expect(signIns() == 3, "\(relay.counts)")
+
+        let stored = try await offPool {
+            try cluster.etcdctlChecked(
+                ["get", key, "--print-value-only"], user: EtcdCluster.rootUser)
+        }
+        #expect(stored.standardOutput.contains("\"counter\" : 7"), "\(stored.standardOutput)")
+    }
+
+    /// Whether etcd refuses `token` as invalid (revoked or expired); any
+    /// other refusal throws with etcd's reply. Using a valid token renews it.
+    func isRejected(_ token: String, by cluster: EtcdCluster, _ key: String) async throws -> Bool {
+        let (status, said) = try await offPool {
+            let reply = try cluster.post(
+                0, "/v3/kv/range", ["key": Data(key.utf8).base64EncodedString()], token: token)
+            return (reply.status, "\(reply.json)")
+        }
+        if status == 200 { return false }
+        guard said.contains("invalid auth token") else {
+            throw EtcdCluster.ClusterError(message: "a read with the token: HTTP \(status) \(said)")
+        }
+        return true
+    }
+
+    /// Waits until etcd lets `token` expire. A simple token expires once it
+    /// has not been used for `--auth-token-ttl` (checked once a second) and
+    /// every use renews it, so no event tells when: look after the TTL and
+    /// 1.5 s more unused, again after each look, for at most 40 s.
+    func waitUntilExpired(
+        _ token: String, _ cluster: EtcdCluster, _ key: String, tokenTTL: Int
+    ) async throws {
+        let deadline = ContinuousClock.now + .seconds(40)
+        while ContinuousClock.now < deadline {
+            try await Task.sleep(for: .seconds(tokenTTL) + .milliseconds(1_500))
+            if try await isRejected(token, by: cluster, key) { return }
+        }
+        throw EtcdCluster.ClusterError(
+            message: "etcd still took the store's token 40 s after its last use (TTL \(tokenTTL) s)"
+        )
     }
 }

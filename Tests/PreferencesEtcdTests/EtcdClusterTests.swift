@@ -15,36 +15,58 @@ import Testing
 /// A fleet on a real three-member cluster: separate processes incrementing
 /// one counter, with `prefs set` beside them, with the leader killed, and
 /// with the whole cluster down and back (<doc:Reliability>; E2–E4, <doc:EtcdGuarantees>).
-@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason))
+@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .timeLimit(.minutes(6)))
 struct EtcdClusterTests {
     static let processes = 4
     static let increments = 200
 
-    /// Starts `prefs-harness increment` children on `key`.
-    func startIncrementers(_ cluster: EtcdCluster, _ key: String) throws -> [RunningProcess] {
+    /// Runs `body` with `prefs-harness increment` children on `key`, and
+    /// kills every child still running when it ends, however it ends: a
+    /// test that throws, or stops at a failed `#require`, leaves none behind.
+    func withIncrementers<T>(
+        _ cluster: EtcdCluster, _ key: String, _ body: ([RunningProcess]) async throws -> T
+    ) async throws -> T {
         var environment = ProcessInfo.processInfo.environment
         environment["PREFS_HARNESS_ETCD"] = cluster.endpointList
-        return try (0..<Self.processes).map { _ in
-            try RunningProcess(
-                "prefs-harness", ["increment", key, "counter", "\(Self.increments)"],
-                environment: environment)
+        var children: [RunningProcess] = []
+        defer { Self.killRunning(children) }
+        for _ in 0..<Self.processes {
+            children.append(
+                try RunningProcess(
+                    "prefs-harness", ["increment", key, "counter", "\(Self.increments)"],
+                    environment: environment))
         }
+        return try await body(children)
+    }
+
+    /// Kills the children that have not exited (an exited one's pid may be
+    /// another process's by now).
+    static func killRunning(_ children: [RunningProcess]) {
+        for child in children where child.process.isRunning { child.kill() }
     }
 
     /// Waits for every child to say "done" and exit 0, killing all of them
-    /// if that takes longer than `seconds`.
+    /// if that takes longer than `seconds`; a child that did not is
+    /// described by what went wrong.
     func finish(_ children: [RunningProcess], within seconds: Double) async throws -> [String] {
-        let watchdog = DispatchWorkItem {
-            for child in children { child.kill() }
-        }
+        let watchdog = DispatchWorkItem { Self.killRunning(children) }
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: watchdog)
         defer { watchdog.cancel() }
         return try await offPool {
             children.map { child in
                 let limit = Duration.seconds(Int(seconds))
-                let said = ((try? child.readLine(timeout: limit)) ?? nil) ?? "<no output>"
-                let status = (try? child.wait(timeout: limit)) ?? -1
-                return status == 0 ? said : "\(said) (exit \(status))"
+                let said: String
+                do {
+                    said = try child.readLine(timeout: limit) ?? "<no output>"
+                } catch {
+                    return "\(error)"
+                }
+                do {
+                    let status = try child.wait(timeout: limit)
+                    return status == 0 ? said : "\(said) (exit \(status))"
+                } catch {
+                    return "\(said) (\(error))"
+                }
             }
         }
     }
@@ -58,10 +80,11 @@ struct EtcdClusterTests {
     @Test func fourProcessesThroughThreeMembersWithPrefsSetBesideThemEndExact() async throws {
         let cluster = try await offPool { try EtcdCluster(size: 3) }
         let key = uniqueKey("increments")
-        let children = try startIncrementers(cluster, key)
         // `prefs set` of another key in the same document, in a loop, until
         // the incrementers are done: none of its writes may cost an increment.
         let stop = LockedBox(false)
+        // The loop ends with the test, however the test ends.
+        defer { stop.value = true }
         // On a dispatch thread: a blocking child must not hold a pool thread.
         let setter = Task {
             try await offPool { () -> (Int, String) in
@@ -79,7 +102,9 @@ struct EtcdClusterTests {
                 return (last, "")
             }
         }
-        let said = try await finish(children, within: 120)
+        let said = try await withIncrementers(cluster, key) { children in
+            try await finish(children, within: 120)
+        }
         stop.value = true
         let (sets, failure) = try await setter.value
         #expect(said == Array(repeating: "done", count: Self.processes))
@@ -95,22 +120,21 @@ struct EtcdClusterTests {
         let key = uniqueKey("leader-kill")
         let observer = try await PreferencesStore(storage: cluster.storage(key, sharesState: false))
         let feed = FeedRecorder(observer.changes(.counter))
-        let children = try startIncrementers(cluster, key)
         let total = Self.processes * Self.increments
-
-        #expect(
-            await feed.next(where: { $0 >= total / 4 }, timeout: .seconds(120)) != nil,
-            "the run got going")
-        let leader = try await offPool { try cluster.leaderIndex() }
-        try await offPool { cluster.kill(leader) }
-        if await feed.next(where: { $0 >= total / 2 }, timeout: .seconds(120)) == nil {
-            Issue.record(
-                "the observer did not see the run go on without the leader: \(try await diagnosis(observer, feed))"
-            )
+        let said = try await withIncrementers(cluster, key) { children in
+            #expect(
+                await feed.next(where: { $0 >= total / 4 }, timeout: .seconds(120)) != nil,
+                "the run got going")
+            let leader = try await offPool { try cluster.leaderIndex() }
+            try await offPool { cluster.kill(leader) }
+            if await feed.next(where: { $0 >= total / 2 }, timeout: .seconds(120)) == nil {
+                Issue.record(
+                    "the observer did not see the run go on without the leader: \(try await diagnosis(observer, feed))"
+                )
+            }
+            try await offPool { try cluster.restart(leader) }
+            return try await finish(children, within: 120)
         }
-        try await offPool { try cluster.restart(leader) }
-
-        let said = try await finish(children, within: 120)
         #expect(said == Array(repeating: "done", count: Self.processes))
         let stored = try await storedCounter(cluster, key)
         #expect(
@@ -119,6 +143,30 @@ struct EtcdClusterTests {
             Issue.record(
                 "the observer's feed did not follow the new leader to \(total): \(try await diagnosis(observer, feed))"
             )
+        }
+    }
+
+    /// The harness's own cleanup: a test that throws while its children run
+    /// leaves none of them running.
+    @Test func childrenStillRunningWhenATestThrowsAreKilled() async throws {
+        let cluster = try await SharedEtcd.cluster()
+        struct Stopped: Error {}
+        let started = LockedBox<[RunningProcess]>([])
+        await #expect(throws: Stopped.self) {
+            try await withIncrementers(cluster, uniqueKey("cleanup")) { children in
+                started.value = children
+                throw Stopped()
+            }
+        }
+        let children = started.value
+        #expect(children.count == Self.processes)
+        for child in children {
+            // A killed child ends at once; one left running would go on
+            // incrementing for seconds, and end with status 0.
+            let status = try await child.exit(timeout: .seconds(10))
+            #expect(
+                child.process.terminationReason == .uncaughtSignal && status == SIGKILL,
+                "a child was not killed: it ended with status \(status)")
         }
     }
 

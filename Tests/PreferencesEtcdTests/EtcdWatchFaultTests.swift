@@ -9,7 +9,7 @@ import Testing
 /// resumes from a compacted revision, follows the cluster when its member is
 /// killed, and leaves a member that stops answering without closing its
 /// connections.
-@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason))
+@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .timeLimit(.minutes(4)))
 struct EtcdWatchFaultTests {
     /// A store with its own backend (not shared in the process) on `endpoints`.
     func open(_ key: String, _ configuration: EtcdConfiguration) async throws

@@ -8,7 +8,7 @@ import Testing
 
 /// `prefs` against etcd (E7): the same commands, output and exit codes as
 /// on a file.
-@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason))
+@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .timeLimit(.minutes(3)))
 struct EtcdCLITests {
     /// Runs `prefs` off the cooperative pool, with PREFS_ETCD_* cleared
     /// and `environment` added.
@@ -78,7 +78,7 @@ struct EtcdCLITests {
         let put = try await offPool { try cluster.etcdctl(["put", key], input: "{ oops") }
         #expect(put.status == 0)
         let corrupt = try await prefs(etcd + ["check"])
-        #expect(corrupt.status != 0)
+        #expect(corrupt.status == 4, "\(corrupt.standardError)")
         #expect(corrupt.standardError.contains(key), "\(corrupt.standardError)")
         #expect(
             !corrupt.standardError.contains(FileManager.default.currentDirectoryPath + "/" + key))
@@ -111,23 +111,64 @@ struct EtcdCLITests {
     }
 
     @Test func aPasswordComesFromAFileNeverFromTheCommandLine() async throws {
-        let cluster = try await SharedEtcd.cluster()
+        // A member of its own with authentication on: a password file that
+        // is not read, or read wrong, fails the sign-in.
+        let cluster = try await offPool {
+            let cluster = try EtcdCluster(size: 1)
+            try cluster.enableAuthentication()
+            return cluster
+        }
         let directory = try TemporaryDirectory()
-        let passwordFile = directory.file("password")
-        try write("secret\n", to: passwordFile)
-        // No authentication on this member: the sign-in is skipped, the command works.
-        let result = try await prefs(
-            [
-                "--etcd", cluster.endpointList, "--key", uniqueKey("cli"),
-                "--etcd-password-file", passwordFile.path, "set", "a", "1",
-            ],
-            environment: ["PREFS_ETCD_USER": "someone"])
-        #expect(result.status == 0, "\(result.standardError)")
-        let noUser = try await prefs(
-            [
-                "--etcd", cluster.endpointList, "--etcd-password-file", passwordFile.path, "list",
-            ])
+        let right = directory.file("right")
+        try write("writerpw\n", to: right)
+        let wrong = directory.file("wrong")
+        try write("wrongpw\n", to: wrong)
+        let key = uniqueKey("cli")
+        let etcd = ["--etcd", cluster.endpointList, "--key", key]
+        let writer = ["PREFS_ETCD_USER": "writer"]
+
+        let set = try await prefs(
+            etcd + ["--etcd-password-file", right.path, "set", "counter", "1"],
+            environment: writer)
+        #expect(set.status == 0, "\(set.standardError)")
+        // The file wins over $PREFS_ETCD_PASSWORD, both ways.
+        let fileWins = try await prefs(
+            etcd + ["--etcd-password-file", right.path, "set", "counter", "2"],
+            environment: writer.merging(["PREFS_ETCD_PASSWORD": "wrongpw"]) { $1 })
+        #expect(fileWins.status == 0, "\(fileWins.standardError)")
+        let refused = try await prefs(
+            etcd + ["--etcd-password-file", wrong.path, "set", "counter", "3"],
+            environment: writer.merging(["PREFS_ETCD_PASSWORD": "writerpw"]) { $1 })
+        #expect(refused.status == 5, "\(refused.standardError)")
+        #expect(
+            refused.standardError.contains("'writer'")
+                && refused.standardError.contains("authentication failed"),
+            "\(refused.standardError)")
+
+        let missing = directory.file("missing").path
+        let unreadable = try await prefs(
+            etcd + ["--etcd-password-file", missing, "list"], environment: writer)
+        #expect(unreadable.status == 5, "\(unreadable.standardError)")
+        #expect(unreadable.standardError.contains(missing), "\(unreadable.standardError)")
+        let noPassword = try await prefs(etcd + ["list"], environment: writer)
+        #expect(noPassword.status == 2, "\(noPassword.standardError)")
+        #expect(
+            noPassword.standardError.contains("PREFS_ETCD_PASSWORD"), "\(noPassword.standardError)")
+        let noUser = try await prefs(etcd + ["--etcd-password-file", right.path, "list"])
         #expect(noUser.status == 2, "\(noUser.standardError)")
+        #expect(noUser.standardError.contains("PREFS_ETCD_USER"), "\(noUser.standardError)")
+        // No option takes the password itself.
+        let asArgument = try await prefs(
+            etcd + ["--etcd-password", "writerpw", "list"], environment: writer)
+        #expect(asArgument.status == 2, "\(asArgument.standardError)")
+        #expect(asArgument.standardError.contains("--etcd-password"), "\(asArgument.standardError)")
+
+        // etcd holds the two accepted sets, not the refused one.
+        let stored = try await offPool {
+            try cluster.etcdctlChecked(
+                ["get", key, "--print-value-only"], user: EtcdCluster.rootUser)
+        }
+        #expect(stored.standardOutput.contains("\"counter\" : 2"), "\(stored.standardOutput)")
     }
 
     @Test func watchStreamsAFleetsChanges() async throws {

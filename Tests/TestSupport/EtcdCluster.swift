@@ -107,6 +107,10 @@ package final class EtcdCluster: @unchecked Sendable {
                 return
             } catch  where attempt < Self.startAttempts && portWasTaken() {
                 stopAll()
+            } catch {
+                // A cluster that never came up is stopped here, not left to `deinit`.
+                stopAll()
+                throw error
             }
         }
     }
@@ -296,10 +300,19 @@ package final class EtcdCluster: @unchecked Sendable {
 
     /// Kills a member with SIGKILL and waits (up to 10 s) until it is gone;
     /// a member still there after that is recorded as a test issue.
+    ///
+    /// The signal goes to the server, to the wrapper's process group and to
+    /// the wrapper: `timeout` puts itself in a group of its own before it
+    /// starts the server, so a server started a moment ago, not yet listed
+    /// as its child, dies with the group; a wrapper killed before it made
+    /// the group has started no server.
     package func kill(_ index: Int) {
         guard let process = members[index].process else { return }
         if let server = serverPID(index) { sendSignal(SIGKILL, to: server) }
-        if process.isRunning { sendSignal(SIGKILL, to: process.processIdentifier) }
+        if process.isRunning {
+            sendSignal(SIGKILL, to: -process.processIdentifier)
+            sendSignal(SIGKILL, to: process.processIdentifier)
+        }
         if members[index].exited?.wait(timeout: .now() + 10) == .timedOut {
             Issue.record(
                 "etcd member \(members[index].name) (pid \(process.processIdentifier)) was still running 10 s after SIGKILL"
@@ -383,22 +396,36 @@ package final class EtcdCluster: @unchecked Sendable {
         let indices = indices ?? Array(members.indices)
         if tls != nil {
             // The socket transport speaks plain HTTP only: ask etcdctl.
+            var said = "nothing"
             while Date() < deadline {
-                if (try? etcdctl(["endpoint", "health"]))?.status == 0 { return }
+                do {
+                    let health = try etcdctl(["endpoint", "health"])
+                    if health.status == 0 { return }
+                    said = health.standardError
+                } catch {
+                    said = "\(error)"
+                }
                 Thread.sleep(forTimeInterval: 0.1)
             }
+            throw ClusterError(
+                message:
+                    "etcd over https was not healthy after \(seconds) s; etcdctl said: \(said); logs: \(memberLogs())"
+            )
         }
         while Date() < deadline {
             if indices.allSatisfy({ status($0).map { !$0.leader.isEmpty } ?? false }) { return }
             Thread.sleep(forTimeInterval: 0.05)
         }
-        let logs = members.map { member in
-            "\(member.name): " + (contents(directory.file("\(member.name).log")) ?? "").suffix(500)
-        }
         throw ClusterError(
             message:
-                "etcd members \(indices) had no leader after \(seconds) s; logs: \(logs.joined(separator: " | "))"
-        )
+                "etcd members \(indices) had no leader after \(seconds) s; logs: \(memberLogs())")
+    }
+
+    /// The end of each member's log, for failure messages.
+    private func memberLogs() -> String {
+        members.map { member in
+            "\(member.name): " + (contents(directory.file("\(member.name).log")) ?? "").suffix(500)
+        }.joined(separator: " | ")
     }
 
     package struct ClusterError: Error, CustomStringConvertible {
@@ -439,6 +466,51 @@ package final class EtcdCluster: @unchecked Sendable {
         if let user { all.append("--user=\(user)") }
         if let tls { all.append("--cacert=\(tls.authority)") }
         return try runBounded("/usr/bin/timeout", all + arguments, input: input)
+    }
+}
+
+extension EtcdCluster {
+    /// The root user and its password, for `etcdctl --user` once
+    /// ``enableAuthentication(prefix:)`` has run.
+    package static let rootUser = "root:rootpw"
+
+    /// ``etcdctl(_:input:user:members:)`` that must succeed: any other exit
+    /// status throws, with the command and everything it printed.
+    @discardableResult
+    package func etcdctlChecked(
+        _ arguments: [String], input: String? = nil, user: String? = nil, members: [Int]? = nil
+    ) throws -> ProcessOutput {
+        let result = try etcdctl(arguments, input: input, user: user, members: members)
+        guard result.status == 0 else {
+            throw ClusterError(
+                message:
+                    "etcdctl \(arguments.joined(separator: " ")) exited with \(result.status); "
+                    + "it printed \"\(result.standardOutput)\" and on standard error "
+                    + "\"\(result.standardError)\"")
+        }
+        return result
+    }
+
+    /// Users and roles, then authentication on (E5): `root`, a `writer` that
+    /// may read and write the keys under `prefix`, and a `reader` that may
+    /// only read them. Each password is the user's name followed by `pw`.
+    /// Every step must succeed: the first that does not throws with what
+    /// `etcdctl` printed.
+    package func enableAuthentication(prefix: String = "/prefs-test/") throws {
+        let steps: [[String]] = [
+            ["user", "add", Self.rootUser],
+            ["user", "grant-role", "root", "root"],
+            ["role", "add", "writer"],
+            ["role", "grant-permission", "writer", "readwrite", prefix, "--prefix=true"],
+            ["role", "add", "reader"],
+            ["role", "grant-permission", "reader", "read", prefix, "--prefix=true"],
+            ["user", "add", "writer:writerpw"],
+            ["user", "grant-role", "writer", "writer"],
+            ["user", "add", "reader:readerpw"],
+            ["user", "grant-role", "reader", "reader"],
+            ["auth", "enable"],
+        ]
+        for step in steps { try etcdctlChecked(step) }
     }
 }
 

@@ -68,6 +68,14 @@ final class URLSessionTransport: EtcdTransport {
 
     static func failure(_ error: any Error) -> EtcdAnswer {
         let message = (error as NSError).localizedDescription
+        // The request's time limit is what was left of the call's: said as
+        // the other time-outs are, so that it does not hide an endpoint's
+        // earlier, more telling answer (an untrusted certificate).
+        if (error as NSError).domain == NSURLErrorDomain
+            && (error as NSError).code == NSURLErrorTimedOut
+        {
+            return .transport(message: "timed out", sent: true)
+        }
         if let urlError = error as? URLError {
             switch urlError.code {
             case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet,

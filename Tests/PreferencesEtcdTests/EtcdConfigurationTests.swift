@@ -1,0 +1,111 @@
+import Foundation
+import PreferencesEtcd
+import PreferencesTestSupport
+import Testing
+
+@testable import Preferences
+
+/// Where the backend's credentials come from (E5):
+/// `EtcdCredentials.fromEnvironment(_:passwordFile:)` reads
+/// `$PREFS_ETCD_USER` with `$PREFS_ETCD_PASSWORD`, or with the first line of
+/// a password file, which wins over the variable. Every environment here
+/// is given, never the test process's own.
+@Suite(.timeLimit(.minutes(1)))
+struct EtcdCredentialsTests {
+    /// Calls `body` with the path of a password file holding `text`, in a
+    /// fresh directory that lasts until `body` returns.
+    func withPasswordFile(_ text: String, _ body: (String) throws -> Void) throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("password")
+        try write(text, to: file)
+        try withExtendedLifetime(directory) { try body(file.path) }
+    }
+
+    @Test func theUserAndPasswordComeFromTheEnvironment() throws {
+        let credentials = try EtcdCredentials.fromEnvironment([
+            "PREFS_ETCD_USER": "maps", "PREFS_ETCD_PASSWORD": " pass word \n",
+        ])
+        // The variable is taken as it is, spaces and line break included.
+        #expect(credentials == EtcdCredentials(user: "maps", password: " pass word \n"))
+    }
+
+    @Test func withoutAUserThereAreNoCredentials() throws {
+        #expect(try EtcdCredentials.fromEnvironment([:]) == nil)
+        #expect(try EtcdCredentials.fromEnvironment(["PREFS_ETCD_PASSWORD": "secret"]) == nil)
+        #expect(
+            try EtcdCredentials.fromEnvironment([
+                "PREFS_ETCD_USER": "", "PREFS_ETCD_PASSWORD": "secret",
+            ]) == nil)
+    }
+
+    @Test func aUserWithoutAnyPasswordIsAnInvalidValueNamingTheUser() {
+        #expect {
+            try EtcdCredentials.fromEnvironment(["PREFS_ETCD_USER": "maps"])
+        } throws: { error in
+            guard case PreferencesError.invalidValue(let key, let reason) = error else {
+                return false
+            }
+            return key == "PREFS_ETCD_USER" && reason.contains("'maps'")
+                && reason.contains("$PREFS_ETCD_PASSWORD") && reason.contains("password file")
+        }
+    }
+
+    @Test(
+        "The password is the file's first line, without its line break",
+        arguments: [
+            ("s3cret\n", "s3cret"),
+            ("s3cret", "s3cret"),
+            ("s3cret\r\n", "s3cret"),
+            ("s3cret\nsecond line\n", "s3cret"),
+            (" pass word \n", " pass word "),
+            ("\nsecond line\n", ""),
+        ])
+    func thePasswordIsTheFilesFirstLine(contents: String, password: String) throws {
+        try withPasswordFile(contents) { file in
+            let credentials = try EtcdCredentials.fromEnvironment(
+                ["PREFS_ETCD_USER": "maps"], passwordFile: file)
+            #expect(credentials == EtcdCredentials(user: "maps", password: password))
+        }
+    }
+
+    @Test func thePasswordFileWinsOverTheVariable() throws {
+        try withPasswordFile("from-file\n") { file in
+            let credentials = try EtcdCredentials.fromEnvironment(
+                ["PREFS_ETCD_USER": "maps", "PREFS_ETCD_PASSWORD": "from-variable"],
+                passwordFile: file)
+            #expect(credentials == EtcdCredentials(user: "maps", password: "from-file"))
+        }
+    }
+
+    @Test func aPasswordFileThatCannotBeReadIsAnIOErrorNamingIt() throws {
+        let directory = try TemporaryDirectory()
+        // Missing, and a directory.
+        for path in [directory.file("missing").path, directory.path] {
+            #expect {
+                try EtcdCredentials.fromEnvironment(
+                    ["PREFS_ETCD_USER": "maps", "PREFS_ETCD_PASSWORD": "secret"],
+                    passwordFile: path)
+            } throws: { error in
+                guard case PreferencesError.io(let operation, let named, _, _) = error else {
+                    return false
+                }
+                return operation == "read the etcd password file" && named == path
+            }
+        }
+        withExtendedLifetime(directory) {}
+    }
+
+    @Test func aPasswordFileWithoutAUserIsAnInvalidValue() throws {
+        try withPasswordFile("secret\n") { file in
+            #expect {
+                try EtcdCredentials.fromEnvironment(
+                    ["PREFS_ETCD_PASSWORD": "x"], passwordFile: file)
+            } throws: { error in
+                guard case PreferencesError.invalidValue(let key, let reason) = error else {
+                    return false
+                }
+                return key == "PREFS_ETCD_USER" && reason.contains(file)
+            }
+        }
+    }
+}
