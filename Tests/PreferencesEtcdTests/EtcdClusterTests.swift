@@ -26,7 +26,7 @@ struct EtcdClusterTests {
     func withIncrementers<T>(
         _ cluster: EtcdCluster, _ key: String, _ body: ([RunningProcess]) async throws -> T
     ) async throws -> T {
-        var environment = ProcessInfo.processInfo.environment
+        var environment = cleanEnvironment()
         environment["PREFS_HARNESS_ETCD"] = cluster.endpointList
         var children: [RunningProcess] = []
         defer { Self.killRunning(children) }

@@ -15,7 +15,7 @@ struct EtcdCLITests {
     func prefs(_ arguments: [String], environment: [String: String] = [:]) async throws
         -> ProcessOutput
     {
-        var merged = ProcessInfo.processInfo.environment
+        var merged = cleanEnvironment()
         for name in ["PREFS_ETCD_ENDPOINTS", "PREFS_ETCD_USER", "PREFS_ETCD_PASSWORD"] {
             merged[name] = nil
         }
