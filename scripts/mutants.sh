@@ -71,7 +71,8 @@ for patch in "${patches[@]}"; do
         failed=1
     else
         # The first test that failed, by name.
-        killer=$(grep -m 1 -oE 'Test [^ ]+\) failed' "$log" | sed 's/^Test //; s/ failed$//' || true)
+        killer=$(grep -m 1 -oE 'Test [^ ]+\)( with [0-9]+ test cases)? failed after' "$log" |
+            sed -E 's/^Test //; s/( with [0-9]+ test cases)? failed after$//' || true)
         outcome="killed by ${killer:-a failing run (see $log)}"
     fi
     git -C "$work" apply -R "$root/$patch"
