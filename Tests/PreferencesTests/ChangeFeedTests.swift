@@ -40,9 +40,10 @@ import Testing
         // after them, hands out anything they yielded.
         var quiet = store.changes(.counter).makeAsyncIterator()
         #expect(try await quiet.next("the second feed's current value, 1") == 1)
-        try await store.set(.darkMode, true)
-        try await store.set(.counter, 1)
-        let spurious = await quiet.cancelAndTakeBuffered()
+        let spurious = try await quiet.cancelAndTakeBuffered("writes that leave the key at 1") {
+            try await store.set(.darkMode, true)
+            try await store.set(.counter, 1)
+        }
         #expect(spurious == nil, "a write that left the key at 1 yielded \(spurious ?? 0)")
 
         try await store.set(.counter, 2)
@@ -76,8 +77,9 @@ import Testing
         for value in 1...20 {
             var feed = store.changes(.counter).makeAsyncIterator()
             _ = try await feed.next("the current value")
-            try await store.set(.counter, value)
-            let received = await feed.cancelAndTakeBuffered()
+            let received = try await feed.cancelAndTakeBuffered("set(\(value))") {
+                try await store.set(.counter, value)
+            }
             #expect(received == value, "not in the feed when set(\(value)) returned")
         }
     }
@@ -89,8 +91,9 @@ import Testing
         let reader = try await PreferencesStore(fileURL: url)
         var feed = reader.changes().makeAsyncIterator()
         _ = try await feed.next("the reader's current state")
-        try await writer.set(.language, "de")
-        let received = await feed.cancelAndTakeBuffered()
+        let received = try await feed.cancelAndTakeBuffered("the writer's set") {
+            try await writer.set(.language, "de")
+        }
         #expect(received?[.language] == "de", "not in the reader's feed when the writer returned")
     }
 

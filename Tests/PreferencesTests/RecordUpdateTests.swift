@@ -136,8 +136,9 @@ private struct HarnessRecord: PreferencesRecord {
         // feed nobody reads; so a second feed, ended after it, hands it out.
         var quiet = profile.changes().makeAsyncIterator()
         #expect(try await quiet.next("the second feed's current record").volume == 3)
-        try await store.edit { $0[raw: "unrelated"] = 1 }
-        let spurious = await quiet.cancelAndTakeBuffered()
+        let spurious = try await quiet.cancelAndTakeBuffered("an edit of a key that is no field") {
+            try await store.edit { $0[raw: "unrelated"] = 1 }
+        }
         #expect(
             spurious == nil,
             "an edit of a key that is no field yielded \(String(describing: spurious))")

@@ -125,17 +125,23 @@ extension AsyncStream.Iterator where Element: Sendable {
         return value
     }
 
-    /// Ends the feed and returns the value it had buffered, if any, without
-    /// waiting: an `AsyncStream` read from a cancelled task hands out what it
-    /// buffered, then ends. Since a write by this process is in every feed
-    /// before the write returns (C2, <doc:ObservingChanges>), nil after a
-    /// write means the write yielded nothing.
-    package func cancelAndTakeBuffered() async -> Element? {
+    /// Runs `write`, then ends the feed and returns the value it had
+    /// buffered, if any, without waiting for one: an `AsyncStream` read from
+    /// a cancelled task hands out what it buffered, then ends. `write` runs
+    /// on that same task, which cancels itself as soon as `write` returns;
+    /// since a write by this process is in every feed before the write
+    /// returns (C2, <doc:ObservingChanges>), the value is `write`'s, and nil
+    /// means `write` yielded nothing. Fails after `timeout`, naming `what`.
+    package func cancelAndTakeBuffered(
+        within timeout: Duration = .seconds(20), _ what: String,
+        after write: @escaping @Sendable () async throws -> Void
+    ) async throws -> Element? {
         let box = IteratorBox(self)
-        return await Task {
+        return try await withDeadline(what, timeout: timeout) {
+            try await write()
             withUnsafeCurrentTask { $0?.cancel() }
             return await box.next()
-        }.value
+        }
     }
 }
 
