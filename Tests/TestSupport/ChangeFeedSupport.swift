@@ -115,7 +115,7 @@ extension AsyncStream.Iterator where Element: Sendable {
         within timeout: Duration = .seconds(20), _ what: String
     ) async throws -> Element {
         let box = IteratorBox(self)
-        let value = try await withDeadline("the feed's next value, \(what)", timeout: timeout) {
+        let value = try await withDeadline("the feed's next value (\(what))", timeout: timeout) {
             await box.next()
         }
         self = box.iterator
@@ -128,10 +128,11 @@ extension AsyncStream.Iterator where Element: Sendable {
     /// Runs `write`, then ends the feed and returns the value it had
     /// buffered, if any, without waiting for one: an `AsyncStream` read from
     /// a cancelled task hands out what it buffered, then ends. `write` runs
-    /// on that same task, which cancels itself as soon as `write` returns;
-    /// since a write by this process is in every feed before the write
-    /// returns (C2, <doc:ObservingChanges>), the value is `write`'s, and nil
-    /// means `write` yielded nothing. Fails after `timeout`, naming `what`.
+    /// on that same task, which cancels itself as soon as `write` returns.
+    /// A write by this process is in every feed before the write returns
+    /// (C2, <doc:ObservingChanges>): on a feed read up to date before, the
+    /// value is `write`'s, and nil means `write` yielded nothing. Fails
+    /// after `timeout`, naming `what`.
     package func cancelAndTakeBuffered(
         within timeout: Duration = .seconds(20), _ what: String,
         after write: @escaping @Sendable () async throws -> Void
