@@ -1,11 +1,12 @@
 import Foundation
 import PreferencesTestSupport
+import PreferencesTesting
 import Testing
 
 @testable import Preferences
 
 /// Writes by other processes and programs reach the feed (C3, C6, <doc:ObservingChanges>).
-@Suite struct ChangeFeedExternalTests {
+@Suite(.timeLimit(.minutes(5))) struct ChangeFeedExternalTests {
     @Test func aChildProcessWriteReachesTheParentsFeed() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
@@ -26,7 +27,7 @@ import Testing
         let store = try await PreferencesStore(fileURL: url)
         let feed = FeedRecorder(store.changes(.counter))
         let result = try await runChild("prefs-harness", ["increment", url.path, "counter", "100"])
-        #expect(result.status == 0)
+        #expect(result.status == 0, "increment: \(result.standardError)")
         #expect(await feed.next(100) == 100)
         #expect(feed.values == feed.values.sorted())
     }
@@ -100,9 +101,19 @@ import Testing
         #expect(store[.counter] == 1)
         #expect(contents(url) == garbage)
 
-        let child = try RunningProcess("prefs-harness", ["set", url.path, "counter", "2"])
-        defer { child.kill() }
-        #expect(try await child.nextLine() == nil, "the child refuses to overwrite a corrupt file")
+        // Another process refuses to write over the corrupt file (S8: the
+        // default policy, .fail, touches nothing) and says why.
+        let why = #expect(throws: PreferencesError.self) {
+            try StoreDocument.decode(Array(garbage.utf8), file: url.path, limits: .init())
+        }
+        let child = try await runChild("prefs-harness", ["set-once", url.path, "counter", "2"])
+        #expect(child.status == 1, "set-once on a corrupt file: \(child.standardError)")
+        #expect(child.standardOutput == "")
+        #expect(child.standardError == "prefs-harness: \(why.map { "\($0)" } ?? "?")\n")
+        #expect(contents(url) == garbage, "the refused write changed the corrupt file")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(names.filter { $0.contains("corrupt") }.isEmpty, "set aside: \(names)")
+
         try replaceAtomically(url, with: storeFile(#"{ "counter" : 3 }"#))
         #expect(await feed.next(3) == 3)
         #expect(await problems.next([]) == [])
@@ -167,46 +178,66 @@ import Testing
     static let hasInotify = FileManager.default.fileExists(atPath: "/proc/sys/fs/inotify")
 
     /// A program that creates the file and takes its time writing it (a
-    /// busy machine, a large file) is reported once it closes the file, not
-    /// half-written at creation: held open for 300 ms, well past the 25 ms
-    /// an editor's save gets to settle, it is reported once, complete. The
-    /// pause after a creation is lengthened from 2 s to 60 s here, so a
-    /// loaded machine (ThreadSanitizer, every suite at once) that wakes the
-    /// writer late cannot outlast it.
+    /// busy machine, a large file) is reported once, when it closes the
+    /// file: not half-written at creation, and not again afterwards.
+    ///
+    /// A second watcher, on `probe.json` in the same directory, orders the
+    /// steps on the watchers' one queue. The file is created and held open,
+    /// then the probe deleted. The probe's deletion is reported after the
+    /// 25 ms pause an event in the middle of a save gets, and that report
+    /// writes and closes the file: so the watcher has had the creation for
+    /// at least that pause, and one that gave a creation no more would have
+    /// reported the empty file first. After the file's report, a link is
+    /// made under the probe's name: a creation no close follows, reported
+    /// only after the creation pause. A report still pending from the
+    /// file's own, earlier creation would come before it; so the reports up
+    /// to the probe's link are all there were. The creation pause is 5 s
+    /// here (2 s by default), so that a loaded machine that stalls the
+    /// watchers' queue cannot outlast it between the close and its event.
     @Test(.enabled(if: hasInotify, "needs inotify's close-after-write events (Linux)"))
     func aFileStillBeingWrittenIsReportedOnlyOnceClosed() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("watched.json")
+        let probe = directory.file("probe.json")
+        let linked = directory.file("linked.json")
+        try write("probe", to: probe)
+        try write("linked", to: linked)
         let (signals, continuation) = AsyncStream<String>.makeStream()
+        let writer = LockedBox<Int32?>(nil)
         let watcher = try FileWatcher.start(
-            path: url.path, using: .native, createdSettle: .seconds(60)
+            path: url.path, using: .native, createdSettle: .seconds(5)
         ) {
-            continuation.yield(contents(url) ?? "(missing)")
+            continuation.yield("watched: \(contents(url) ?? "(missing)")")
         }
         defer { watcher.cancel() }
+        let prober = try FileWatcher.start(
+            path: probe.path, using: .native, createdSettle: .seconds(5)
+        ) {
+            continuation.yield("probe: \(contents(probe) ?? "(missing)")")
+            // The writer finishes, once: it writes the file and closes it.
+            guard let descriptor = writer.withLock({ $0.take() }) else { return }
+            let text = Array("complete".utf8)
+            _ = write(descriptor, text, text.count)
+            close(descriptor)
+        }
+        defer { prober.cancel() }
+        try #require(!watcher.usesPolling && !prober.usesPolling, "no inotify watch to be had")
         let seen = FeedRecorder(signals)
 
-        // The writer, on a thread of its own: create, hold the file open
-        // for 300 ms, write, close.
-        let held = try await withCheckedThrowingContinuation {
-            (done: CheckedContinuation<Duration, any Error>) in
-            let opened = ContinuousClock.now
-            let descriptor = open(url.path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else {
-                return done.resume(throwing: CocoaError(.fileWriteUnknown))
-            }
-            DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) {
-                let text = Array("complete".utf8)
-                _ = write(descriptor, text, text.count)
-                close(descriptor)
-                done.resume(returning: ContinuousClock.now - opened)
-            }
-        }
-        #expect(await seen.next("complete") != nil, "the closed file was not reported")
-        try #require(
-            held < .seconds(50),
-            "the writer held the file \(held), past the 60 s creation pause's margin")
-        #expect(seen.values == ["complete"])
+        let descriptor = open(url.path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+        try #require(descriptor >= 0, "cannot create \(url.path): errno \(errno)")
+        writer.withLock { $0 = descriptor }
+        defer { writer.withLock { $0.take() }.map { _ = close($0) } }
+        try FileManager.default.removeItem(at: probe)
+        #expect(
+            await seen.next("watched: complete") != nil,
+            "the closed file was not reported: \(seen.values)")
+
+        #expect(link(linked.path, probe.path) == 0)
+        #expect(
+            await seen.next("probe: linked") != nil,
+            "the link under the probe's name was not reported: \(seen.values)")
+        #expect(seen.values == ["probe: (missing)", "watched: complete", "probe: linked"])
     }
 
     /// A file made as a hard link under the watched name (no close follows)

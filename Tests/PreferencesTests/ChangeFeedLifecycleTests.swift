@@ -1,91 +1,152 @@
 import Foundation
 import PreferencesTestSupport
+import PreferencesTesting
 import Testing
 
 @testable import Preferences
 
-/// Many subscribers, and what is left once they are gone (C5, <doc:ObservingChanges>). The
-/// descriptor counts are of the whole process, so these run one at a time;
-/// other suites may open files and pipes meanwhile (69 more in one busy
-/// run), hence the allowance, which is still far below the thousand that
-/// one leaked descriptor per watch would add up to. Descriptors on the
-/// test's own directory are counted exactly.
-@Suite(.serialized) struct ChangeFeedLifecycleTests {
-    static let allowance = 256
-
-    /// Open descriptors that refer to something inside `directory`.
-    static func descriptors(in directory: TemporaryDirectory) -> [String] {
+/// Many subscribers, and what is left once they are gone (C5, <doc:ObservingChanges>).
+///
+/// A watcher can hold only the process's inotify instance (one, shared by
+/// every watcher: Linux) and descriptors on its directory and file (kqueue:
+/// Darwin). The tests count exactly those, ``watchDescriptors(in:)``,
+/// against what one watcher costs, measured by ``costOfOneWatcher(on:in:)``.
+/// The process's other descriptors come and go with the suites running
+/// beside (their children's pipes, their own files), so they are left out.
+/// The counts and watches are read in /proc/self; the tests run one at a time.
+@Suite(
+    .serialized, .timeLimit(.minutes(5)),
+    .enabled(
+        if: FileManager.default.fileExists(atPath: "/proc/self/fd"),
+        "counts this process's descriptors and inotify watches in /proc/self"))
+struct ChangeFeedLifecycleTests {
+    /// The descriptors a watcher may hold: inotify instances, and
+    /// descriptors on `directory` or anything in it.
+    static func watchDescriptors(in directory: TemporaryDirectory) -> [Int32: String] {
         let root = directory.url.resolvingSymlinksInPath().path
-        return openDescriptors().values.filter { $0 == root || $0.hasPrefix(root + "/") }
+        return openDescriptors().filter { _, target in
+            target == "anon_inode:inotify" || target == root || target.hasPrefix(root + "/")
+        }
+    }
+
+    /// How many of those one more watcher on `path` holds while it runs,
+    /// beyond what watchers share (the process's inotify instance, which
+    /// the first watcher here starts if no watcher has yet).
+    static func costOfOneWatcher(on path: String, in directory: TemporaryDirectory) async throws
+        -> Int
+    {
+        let first = try FileWatcher.start(path: path) {}
+        let shared = watchDescriptors(in: directory).count
+        let second = try FileWatcher.start(path: path) {}
+        let cost = watchDescriptors(in: directory).count - shared
+        first.cancel()
+        second.cancel()
+        try await withDeadline("the measuring watchers to close their descriptors") {
+            await first.released()
+            await second.released()
+        }
+        return cost
+    }
+
+    /// Returns once the store's queue has run what was submitted so far:
+    /// the re-reads that starting a watch asks for, whose file is open while
+    /// they run.
+    static func storeQueueDrained(_ store: PreferencesStore) async throws {
+        try await withDeadline("the store's queued re-reads to finish") {
+            await store.core.queue.run {}
+        }
     }
 
     @Test func aThousandSubscribersAllSeeAnExternalWriteAndLeaveNothingBehind() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
         let store = try await PreferencesStore(fileURL: url, liveReads: false)
-        let before = openDescriptors()
-        let ownBefore = Self.descriptors(in: directory)
+        let cost = try await Self.costOfOneWatcher(on: url.path, in: directory)
+        let before = Self.watchDescriptors(in: directory)
 
         let recorders = (0..<1000).map { _ in FeedRecorder(store.changes(.counter)) }
         #expect(store.core.subscriberCount == 1000)
         let watcher = try #require(store.core.state.withLock { $0.watching.watch } as? FileWatcher)
+        try await Self.storeQueueDrained(store)
+        let during = Self.watchDescriptors(in: directory)
+        #expect(
+            during.count <= before.count + cost,
+            "a thousand subscribers hold \(during.count - before.count) more descriptors, one watcher \(cost): \(during)"
+        )
+        #expect(DirectoryWatches.count(of: directory.path) == 1)
         let child = try RunningProcess("prefs-harness", ["set", url.path, "counter", "77"])
         #expect(try await child.nextLine() == "ok")
         child.kill()
         _ = try await child.exit()
+        // One deadline for all: a broken feed fails once, not a thousand times over.
+        let deadline = ContinuousClock.now + .seconds(30)
         var missing = 0
-        for recorder in recorders where await recorder.next(77) == nil { missing += 1 }
-        #expect(missing == 0)
+        for recorder in recorders where await recorder.next(77, timeout: deadline - .now) == nil {
+            missing += 1
+        }
+        #expect(missing == 0, "\(missing) of 1000 subscribers did not see 77")
 
         for recorder in recorders { await recorder.cancel() }
         #expect(store.core.subscriberCount == 0)
         #expect(!store.core.isWatching)
-        await watcher.released()
-        let after = openDescriptors()
+        try await withDeadline("the store's watcher to close its descriptors") {
+            await watcher.released()
+        }
+        try await Self.storeQueueDrained(store)
+        let after = Self.watchDescriptors(in: directory)
         #expect(
-            after.count < before.count + Self.allowance,
-            "\(before.count) → \(after.count) descriptors")
-        #expect(inotifyCount(after) < inotifyCount(before) + 32)
-        let ownAfter = Self.descriptors(in: directory)
-        #expect(ownAfter.count <= ownBefore.count, "left open: \(ownAfter)")
+            after.count <= before.count,
+            "left open: \(after.filter { before[$0.key] != $0.value })")
+        #expect(inotifyCount(after) == 1, "\(after)")
+        let unwatched = await eventually { DirectoryWatches.count(of: directory.path) == 0 }
+        #expect(unwatched, "the directory is still watched after every subscriber left")
     }
 
     /// Each cycle starts and stops the watcher: a leak per watch would show
-    /// as a thousand descriptors.
+    /// as a thousand descriptors, or a directory still watched.
     @Test func aThousandSubscribeAndCancelCyclesLeaveNoDescriptorBehind() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
         let store = try await PreferencesStore(fileURL: url, liveReads: false)
         try await store.set(.counter, 1)
-        let before = openDescriptors()
-        var watchers: [FileWatcher] = []
-        for cycle in 0..<1000 {
-            let (started, signal) = AsyncStream<Void>.makeStream()
-            let task = Task {
-                for await value in store.changes(.counter) {
-                    signal.yield()
-                    if value == -1 { return }
+        let cost = try await Self.costOfOneWatcher(on: url.path, in: directory)
+        let before = Self.watchDescriptors(in: directory)
+        let watchers = try await withDeadline("a thousand subscribe-and-cancel cycles") {
+            var watchers: [FileWatcher] = []
+            for cycle in 0..<1000 {
+                let (started, signal) = AsyncStream<Void>.makeStream()
+                let task = Task {
+                    for await value in store.changes(.counter) {
+                        signal.yield()
+                        if value == -1 { return }
+                    }
                 }
+                var startedSignals = started.makeAsyncIterator()
+                await startedSignals.next()
+                let watcher = try #require(
+                    store.core.state.withLock { $0.watching.watch } as? FileWatcher)
+                // Half the feeds end by cancelling their task, half are
+                // cancelled before their first read of a new value.
+                if cycle.isMultiple(of: 2) { await Task.yield() }
+                task.cancel()
+                await task.value
+                watchers.append(watcher)
             }
-            var startedSignals = started.makeAsyncIterator()
-            await startedSignals.next()
-            let watcher = try #require(
-                store.core.state.withLock { $0.watching.watch } as? FileWatcher)
-            // Half the feeds end by cancelling their task, half are cancelled
-            // before their first read of a new value.
-            if cycle.isMultiple(of: 2) { await Task.yield() }
-            task.cancel()
-            await task.value
-            watchers.append(watcher)
+            return watchers
         }
-        for watcher in watchers { await watcher.released() }
+        try await withDeadline("a thousand cancelled watchers to close their descriptors") {
+            for watcher in watchers { await watcher.released() }
+        }
+        try await Self.storeQueueDrained(store)
         #expect(store.core.subscriberCount == 0)
         #expect(!store.core.isWatching)
-        let after = openDescriptors()
+        let after = Self.watchDescriptors(in: directory)
         #expect(
-            after.count < before.count + Self.allowance,
-            "\(before.count) → \(after.count) descriptors")
-        #expect(inotifyCount(after) < inotifyCount(before) + 32)
+            after.count <= before.count,
+            "one watcher holds \(cost); left open: \(after.filter { before[$0.key] != $0.value })")
+        #expect(inotifyCount(after) == 1, "\(after)")
+        let unwatched = await eventually { DirectoryWatches.count(of: directory.path) == 0 }
+        #expect(unwatched, "the directory is still watched after the last cycle")
     }
 
     /// Watchers share the process's one inotify instance and one watch per

@@ -1,11 +1,14 @@
 import Foundation
 import PreferencesTestSupport
+import PreferencesTesting
 import Testing
 
 @testable import Preferences
 
 /// The change feed within one process (C1, C2, C4, C5, <doc:ObservingChanges>).
-@Suite struct ChangeFeedTests {
+/// Every wait has a deadline: a broken feed fails in seconds, naming what it
+/// waited for.
+@Suite(.timeLimit(.minutes(5))) struct ChangeFeedTests {
     @Test func problemFeedReportsMismatchesAndKeepsTheFileWatched() async throws {
         let directory = try TemporaryDirectory()
         let store = try await PreferencesStore(
@@ -29,16 +32,26 @@ import Testing
         let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
         try await store.set(.counter, 1)
         var feed = store.changes(.counter).makeAsyncIterator()
-        #expect(await feed.next() == 1)
+        #expect(try await feed.next("the current value, 1") == 1)
+
         // Other keys changing, and a write of the same value, yield nothing.
-        try await store.set(.darkMode, true)
-        try await store.set(.counter, 1)
+        // What they yielded would be in a feed when they return (C2), and a
+        // feed nobody reads keeps its newest value; so a second feed, ended
+        // after them, hands out anything they yielded.
+        var quiet = store.changes(.counter).makeAsyncIterator()
+        #expect(try await quiet.next("the second feed's current value, 1") == 1)
+        let spurious = try await quiet.cancelAndTakeBuffered("writes that leave the key at 1") {
+            try await store.set(.darkMode, true)
+            try await store.set(.counter, 1)
+        }
+        #expect(spurious == nil, "a write that left the key at 1 yielded \(spurious ?? 0)")
+
         try await store.set(.counter, 2)
-        #expect(await feed.next() == 2)
+        #expect(try await feed.next("2, set after the writes that did not change it") == 2)
         try await store.remove(.counter)
-        #expect(await feed.next() == 0)
+        #expect(try await feed.next("0, the default, after remove") == 0)
         try await store.edit { $0[.counter] = 5 }
-        #expect(await feed.next() == 5)
+        #expect(try await feed.next("5, set by edit") == 5)
     }
 
     @Test func snapshotFeedStartsWithTheCurrentStateThenEachNewState() async throws {
@@ -46,13 +59,13 @@ import Testing
         let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
         try await store.set(.language, "fr")
         var feed = store.changes().makeAsyncIterator()
-        #expect(await feed.next()?[.language] == "fr")
+        #expect(try await feed.next("the current state")[.language] == "fr")
         try await store.set(.darkMode, true)
-        let next = await feed.next()
-        #expect(next?[.darkMode] == true)
-        #expect(next?[.language] == "fr")
+        let next = try await feed.next("the state after setting darkMode")
+        #expect(next[.darkMode] == true)
+        #expect(next[.language] == "fr")
         try await store.clear()
-        #expect(await feed.next()?.values.isEmpty == true)
+        #expect(try await feed.next("the state after clear").values.isEmpty)
     }
 
     /// C2: the value is already buffered in the stream when `set` returns,
@@ -62,15 +75,12 @@ import Testing
         let directory = try TemporaryDirectory()
         let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
         for value in 1...20 {
-            let feed = store.changes(.counter)
-            let received = await Task {
-                var iterator = feed.makeAsyncIterator()
-                _ = await iterator.next()
-                try? await store.set(.counter, value)
-                withUnsafeCurrentTask { $0?.cancel() }
-                return await iterator.next()
-            }.value
-            #expect(received == value)
+            var feed = store.changes(.counter).makeAsyncIterator()
+            _ = try await feed.next("the current value")
+            let received = try await feed.cancelAndTakeBuffered("set(\(value))") {
+                try await store.set(.counter, value)
+            }
+            #expect(received == value, "not in the feed when set(\(value)) returned")
         }
     }
 
@@ -79,15 +89,12 @@ import Testing
         let url = directory.file("prefs.json")
         let writer = try await PreferencesStore(fileURL: url)
         let reader = try await PreferencesStore(fileURL: url)
-        let feed = reader.changes()
-        let received = await Task {
-            var iterator = feed.makeAsyncIterator()
-            _ = await iterator.next()
-            try? await writer.set(.language, "de")
-            withUnsafeCurrentTask { $0?.cancel() }
-            return await iterator.next()?[.language]
-        }.value
-        #expect(received == "de")
+        var feed = reader.changes().makeAsyncIterator()
+        _ = try await feed.next("the reader's current state")
+        let received = try await feed.cancelAndTakeBuffered("the writer's set") {
+            try await writer.set(.language, "de")
+        }
+        #expect(received?[.language] == "de", "not in the reader's feed when the writer returned")
     }
 
     /// C4: a subscriber that does not read holds back neither writers nor
@@ -99,7 +106,7 @@ import Testing
         let fast = FeedRecorder(store.changes(.counter))
         for value in 1...200 { try await store.set(.counter, value) }
         #expect(await fast.next(200) == 200)
-        #expect(await slow.next() == 200)
+        #expect(try await slow.next("the latest value, 200, from the feed left unread") == 200)
         let seen = fast.values
         #expect(seen.last == 200)
         #expect(seen == seen.sorted(), "values arrived out of order: \(seen)")
@@ -115,8 +122,11 @@ import Testing
             }
             try await group.waitForAll()
         }
-        for recorder in recorders {
-            #expect(await recorder.next(500) == 500)
+        // One deadline for all twenty: a broken feed fails once, not twenty times over.
+        let deadline = ContinuousClock.now + .seconds(20)
+        for (index, recorder) in recorders.enumerated() {
+            let last = await recorder.next(500, timeout: deadline - .now)
+            #expect(last == 500, "subscriber \(index) got \(recorder.values.suffix(3))")
             #expect(recorder.values == recorder.values.sorted())
         }
     }
@@ -142,11 +152,13 @@ import Testing
             }
         }
         var startedSignals = started.makeAsyncIterator()
-        await startedSignals.next()
+        try await startedSignals.next("the breaking loop's first value")
         let second = FeedRecorder(store.changes())
         #expect(store.core.subscriberCount == 3)
         try await store.set(.counter, 3)
-        await breaking.value
+        try await withDeadline("the loop to break at 3", timeout: .seconds(20)) {
+            await breaking.value
+        }
         #expect(store.core.subscriberCount == 2)
 
         await first.cancel()

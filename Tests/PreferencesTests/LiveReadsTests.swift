@@ -7,7 +7,7 @@ import Testing
 /// Live reads (S16, <doc:StoreGuarantees>): an open store keeps itself current, with one
 /// directory watch per process however many stores are open, on a bounded
 /// set of threads.
-@Suite struct LiveReadsTests {
+@Suite(.timeLimit(.minutes(5))) struct LiveReadsTests {
     private struct Counted: PreferencesRecord {
         var counter = 0
     }
@@ -28,7 +28,7 @@ import Testing
 
         // A feed opened now starts from the live state.
         var feed = store.changes(.counter).makeAsyncIterator()
-        #expect(await feed.next() == 5)
+        #expect(try await feed.next("the current value, 5") == 5)
     }
 
     /// With live reads off, reads stay as they were until `reload()`. The
@@ -127,7 +127,9 @@ import Testing
 }
 
 /// Real processes: a service that only reads, and many stores in one process.
-@Suite(.serialized) struct LiveReadsProcessTests {
+/// The limit leaves room for the reader's own watchdog (15 minutes, for a
+/// loaded machine under ThreadSanitizer).
+@Suite(.serialized, .timeLimit(.minutes(20))) struct LiveReadsProcessTests {
     static let rounds = 100
 
     /// A service reading `store[.counter]` on a loop (no feed, no reload)
@@ -210,34 +212,21 @@ import Testing
         let child = try RunningProcess(
             "prefs-harness",
             ["many-stores", directory.path, "500", "50"] + (feeds ? ["feeds"] : []))
-        let watchdog = Watchdog(child, seconds: 120)
-        defer {
-            watchdog.cancel()
-            child.kill()
+        defer { child.kill() }
+        let line = try #require(
+            try await child.nextLine(timeout: .seconds(120)), "the harness printed nothing")
+        print("500 stores in 50 directories\(feeds ? " with feeds" : ""): \(line)")
+        let census = try #require(Census(line), "not a census: '\(line)'")
+        #expect(census.inotifyInstances == 1, "\(line)")
+        #expect(census.threads < 24, "\(line)")
+        // The first store (dir-0) and the last (dir-49).
+        for (index, value) in [(0, 11), (499, 12)] {
+            let file = directory.url.appendingPathComponent("dir-\(index % 50)/store-\(index).json")
+            let result = try await runChild(
+                "prefs", ["--file", file.path, "set", "counter", "\(value)"])
+            #expect(result.status == 0, "prefs set: \(result.standardError)")
+            try await child.lines.expectLine("seen \(index) \(value)")
         }
-        let root = directory.url
-        let lines = Locked<[String]>([])
-        await onThreads(1) { _ in
-            guard let census = (try? child.readLine()) else { return }
-            lines.withLock { $0.append(census) }
-            // The first store (dir-0) and the last (dir-49).
-            for (index, value) in [(0, 11), (499, 12)] {
-                let file = root.appendingPathComponent(
-                    "dir-\(index % 50)/store-\(index).json")
-                _ = try? run("prefs", ["--file", file.path, "set", "counter", "\(value)"])
-                guard let line = (try? child.readLine()) else { return }
-                lines.withLock { $0.append(line) }
-            }
-        }
-        let seen = lines.withLock { $0 }
-        let census = try #require(seen.first, "the harness printed nothing")
-        let words = census.split(separator: " ")
-        let instances = Int(words[1]) ?? -1
-        let threads = Int(words[3]) ?? -1
-        print("500 stores in 50 directories\(feeds ? " with feeds" : ""): \(census)")
-        #expect(instances == 1, "\(census)")
-        #expect(threads < 24, "\(census)")
-        #expect(Array(seen.dropFirst()) == ["seen 0 11", "seen 499 12"])
     }
 
     /// Opening, watching and dropping 1,500 stores one after another leaves
@@ -247,19 +236,30 @@ import Testing
     func fifteenHundredStoresOpenedAndDroppedLeaveFewThreads() async throws {
         let directory = try TemporaryDirectory()
         let child = try RunningProcess("prefs-harness", ["churn", directory.path, "1500"])
-        let watchdog = Watchdog(child, seconds: 120)
-        defer { watchdog.cancel() }
-        let census = Locked<String?>(nil)
-        await onThreads(1) { _ in
-            let line = (try? child.readLine())
-            census.withLock { $0 = line }
-            _ = try? child.wait()
-        }
-        let line = try #require(census.withLock { $0 }, "the harness printed nothing")
+        defer { child.kill() }
+        let line = try #require(
+            try await child.nextLine(timeout: .seconds(120)), "the harness printed nothing")
         print("1,500 stores opened, watched and dropped: \(line)")
-        let words = line.split(separator: " ")
-        #expect(Int(words[1]) ?? -1 <= 1, "\(line)")
-        #expect(Int(words[3]) ?? .max < 24, "\(line)")
+        let census = try #require(Census(line), "not a census: '\(line)'")
+        #expect(census.inotifyInstances <= 1, "\(line)")
+        #expect(census.threads < 24, "\(line)")
+        #expect(try await child.exit(timeout: .seconds(60)) == 0, "prefs-harness churn failed")
+    }
+}
+
+/// What the harness's `many-stores` and `churn` print: "inotify I threads T".
+private struct Census {
+    let inotifyInstances: Int
+    let threads: Int
+
+    /// nil unless `line` is exactly that, with two numbers.
+    init?(_ line: String) {
+        let words = line.split(separator: " ", omittingEmptySubsequences: false)
+        guard words.count == 4, words[0] == "inotify", words[2] == "threads",
+            let instances = Int(words[1]), let threads = Int(words[3])
+        else { return nil }
+        self.inotifyInstances = instances
+        self.threads = threads
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Preferences
+import PreferencesTesting
 import Synchronization
 import Testing
 
@@ -94,6 +95,54 @@ extension FeedRecorder where Element: Equatable {
     /// The next value equal to `expected`, or nil after `timeout`.
     package func next(_ expected: Element, timeout: Duration = .seconds(20)) async -> Element? {
         await next(where: { $0 == expected }, timeout: timeout)
+    }
+}
+
+/// An iterator moved onto the task that waits for it (a wait with a
+/// deadline runs on a task of its own); one wait at a time.
+private final class IteratorBox<Element: Sendable>: @unchecked Sendable {
+    var iterator: AsyncStream<Element>.Iterator
+    init(_ iterator: AsyncStream<Element>.Iterator) { self.iterator = iterator }
+    func next() async -> Element? { await iterator.next() }
+}
+
+extension AsyncStream.Iterator where Element: Sendable {
+    /// The feed's next value. When none comes within `timeout`, or the feed
+    /// ends first, it throws ``DeadlineExceeded`` naming `what` was awaited,
+    /// so a broken feed fails the test in seconds instead of hanging the run.
+    /// After a time out the iterator is still being read: do not use it again.
+    package mutating func next(
+        within timeout: Duration = .seconds(20), _ what: String
+    ) async throws -> Element {
+        let box = IteratorBox(self)
+        let value = try await withDeadline("the feed's next value (\(what))", timeout: timeout) {
+            await box.next()
+        }
+        self = box.iterator
+        guard let value else {
+            throw DeadlineExceeded(description: "the feed ended while waiting for \(what)")
+        }
+        return value
+    }
+
+    /// Runs `write`, then ends the feed and returns the value it had
+    /// buffered, if any, without waiting for one: an `AsyncStream` read from
+    /// a cancelled task hands out what it buffered, then ends. `write` runs
+    /// on that same task, which cancels itself as soon as `write` returns.
+    /// A write by this process is in every feed before the write returns
+    /// (C2, <doc:ObservingChanges>): on a feed read up to date before, the
+    /// value is `write`'s, and nil means `write` yielded nothing. Fails
+    /// after `timeout`, naming `what`.
+    package func cancelAndTakeBuffered(
+        within timeout: Duration = .seconds(20), _ what: String,
+        after write: @escaping @Sendable () async throws -> Void
+    ) async throws -> Element? {
+        let box = IteratorBox(self)
+        return try await withDeadline(what, timeout: timeout) {
+            try await write()
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await box.next()
+        }
     }
 }
 
