@@ -86,9 +86,10 @@ struct EtcdAuthTests {
     /// once, only when etcd has revoked the token (a password change) or let
     /// it expire, and the call that met the dead token still succeeds.
     @Test func theTokenIsReusedAndSignedInAgainOnlyWhenRevokedOrExpired() async throws {
-        // Long enough that no pause of a busy machine between two calls lets
-        // the token expire before the test means it to.
-        let tokenTTL = 4
+        // etcd lets a token expire after this long unused. A busy test run
+        // can pause a few seconds between two calls (4 s proved too short),
+        // and an expiry the test does not mean would count a sign-in.
+        let tokenTTL = 15
         let cluster = try await securedCluster(tokenTTL: tokenTTL)
         // Every call goes through the relay, which counts the sign-ins as sent.
         let relay = try CountingRelay(to: cluster.endpoints[0])
