@@ -41,7 +41,9 @@ private struct Settings: PreferencesRecord {
         try await store.set(.language, "fr")
         try await store.remove(.language)
         #expect(store.snapshot.modification(forKey: "language") == nil)
-        #expect(!(contents(url) ?? "").contains("language"))
+        let inFile = try fileSnapshot(url)
+        #expect(inFile.values["language"] == nil)
+        #expect(inFile.modification(forKey: "language") == nil)
     }
 
     @Test func settingTheCurrentValueWritesNothingAndKeepsTheRecord() async throws {

@@ -24,10 +24,41 @@ import Testing
         let text = (contents(url) ?? "").replacingOccurrences(
             of: #""at" : "[0-9T:.-]+Z""#, with: #""at" : "…""#, options: .regularExpression)
         let program = ProcessInfo.processInfo.processName
+        let user = effectiveUserName()
         #expect(
             text == """
                 {
                   "format" : 1,
+                  "history" : [
+                    {
+                      "at" : "…",
+                      "by" : "\(user)",
+                      "changes" : {
+                        "dark_mode" : {
+                          "new" : true
+                        }
+                      },
+                      "host" : "\(Platform.hostName)",
+                      "program" : "\(program)",
+                      "sequence" : 1
+                    },
+                    {
+                      "at" : "…",
+                      "by" : "\(user)",
+                      "changes" : {
+                        "language" : {
+                          "new" : "fr"
+                        }
+                      },
+                      "host" : "\(Platform.hostName)",
+                      "program" : "\(program)",
+                      "sequence" : 2
+                    }
+                  ],
+                  "history_keep" : {
+                    "bytes" : 1048576,
+                    "entries" : 1000
+                  },
                   "modified" : {
                     "dark_mode" : {
                       "at" : "…",
@@ -40,6 +71,7 @@ import Testing
                       "program" : "\(program)"
                     }
                   },
+                  "sequence" : 2,
                   "values" : {
                     "dark_mode" : true,
                     "language" : "fr"
@@ -56,10 +88,10 @@ import Testing
         let url = directory.file("prefs.json")
         let store = try await PreferencesStore(fileURL: url)
         try await store.set(.mapZoom, 15)
-        #expect(!(contents(url) ?? "").contains("language"))
+        #expect(try fileSnapshot(url).values == ["map_zoom": 15.0])
         try await store.remove(.mapZoom)
         #expect(store[.mapZoom] == 14)
-        #expect(!(contents(url) ?? "").contains("map_zoom"))
+        #expect(try fileSnapshot(url).values.isEmpty)
         // A new default in code applies to everyone who never set the key.
         let newDefault = PreferenceKey<Double>("map_zoom", default: 12)
         #expect(store[newDefault] == 12)
@@ -290,8 +322,10 @@ import Testing
         for value in 0..<20 { try await store.set(.counter, value) }
         #expect(try permissions(url) == 0o600)
         #expect(try permissions(directory.file("prefs.json.lock")) == 0o600)
+        // Twenty changes move the older history entries to the archive.
+        #expect(try permissions(directory.file("prefs.json.history")) == 0o600)
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
-        #expect(names == ["prefs.json", "prefs.json.lock"])
+        #expect(names == ["prefs.json", "prefs.json.history", "prefs.json.lock"])
     }
 
     @Test func temporaryFilesLeftByAKilledWriterAreRemovedOnTheNextWrite() async throws {
@@ -371,7 +405,7 @@ import Testing
         #expect(store.snapshot.value(forKey: "retries") == 5)
         try await store.edit { $0[raw: "retries"] = nil }
         #expect(store.snapshot.value(forKey: "retries") == 3)
-        #expect(!(contents(url) ?? "").contains("retries"))
+        #expect(try fileSnapshot(url).values["retries"] == nil)
     }
 
     @Test func inMemoryBackendWorksForTests() async throws {

@@ -219,13 +219,16 @@ package func effectiveUserName() -> String {
     return String(cString: name)
 }
 
-/// A store file's text without its change records (`modified`), whose
-/// times differ from run to run, as compact JSON with sorted keys.
+/// A store file's text without its change records (`modified`) and history
+/// entries (`history`), whose times differ from run to run, as compact JSON
+/// with sorted keys.
 package func withoutChangeRecords(_ text: String?) -> String? {
     guard let text, let root = try? PreferenceValue(jsonText: text),
         case .object(var members) = root
     else { return text }
     members["modified"] = nil
+    // History entries carry times too (and are checked on their own).
+    members["history"] = nil
     return PreferenceValue.object(members).jsonText
 }
 

@@ -46,6 +46,15 @@ public enum PreferencesError: Error, Sendable, Equatable {
 
     /// A key manifest that is not valid; `reason` names the entry at fault.
     case invalidManifest(file: String, reason: String)
+
+    /// A change the history no longer holds: `sequence` is older than the
+    /// oldest entry kept (`oldestKept`, nil when none is kept), or was never
+    /// made (<doc:HistoryAndUndo>).
+    case historyUnavailable(sequence: Int64, oldestKept: Int64?)
+
+    /// An undo refused because `keys` changed after the change it would
+    /// undo; nothing was written (<doc:HistoryAndUndo>).
+    case conflict(keys: [String], reason: String)
 }
 
 extension PreferencesError: CustomStringConvertible, CustomDebugStringConvertible {
@@ -73,6 +82,13 @@ extension PreferencesError: CustomStringConvertible, CustomDebugStringConvertibl
             return "\(place): \(reason)"
         case .migrationFailed(let step, let reason):
             return "migration '\(step)' failed: \(reason)"
+        case .historyUnavailable(let sequence, let oldest):
+            guard let oldest else {
+                return "change #\(sequence) is not in the history, which keeps no entries"
+            }
+            return "change #\(sequence) is not in the history kept (the oldest kept is #\(oldest))"
+        case .conflict(let keys, let reason):
+            return "\(reason): \(keys.map { "'\($0)'" }.joined(separator: ", "))"
         case .invalidManifest(let file, let reason):
             return "\(file) is not a valid key manifest: \(reason)"
         case .invalidSuiteName(let name):

@@ -23,7 +23,8 @@
 /// older reader, and an older writer never drops it.
 struct StoreDocument: Sendable, Equatable {
     static let currentFormat: Int64 = 1
-    static let knownMembers: Set<String> = ["format", "modified", "values", "version"]
+    static let knownMembers = Set(["format", "modified", "values", "version"])
+        .union(DocumentHistory.memberNames)
 
     var values: [String: PreferenceValue]
     var version: Int
@@ -31,16 +32,19 @@ struct StoreDocument: Sendable, Equatable {
     var modifications: ChangeLog
     /// Top-level members this version does not know, kept for writing back.
     var otherMembers: [String: PreferenceValue]
+    /// The sequence number and the history entries it carries (<doc:HistoryAndUndo>).
+    var history: DocumentHistory
 
     init(
         values: [String: PreferenceValue] = [:], version: Int = 0,
         modifications: ChangeLog = ChangeLog(),
-        otherMembers: [String: PreferenceValue] = [:]
+        otherMembers: [String: PreferenceValue] = [:], history: DocumentHistory = DocumentHistory()
     ) {
         self.values = values
         self.version = version
         self.modifications = modifications
         self.otherMembers = otherMembers
+        self.history = history
     }
 
     /// The document an edit of `base` writes: `values` and `version`, with
@@ -66,7 +70,7 @@ struct StoreDocument: Sendable, Equatable {
                 stamp: record)
         self.init(
             values: values, version: version, modifications: modifications,
-            otherMembers: base.otherMembers)
+            otherMembers: base.otherMembers, history: base.history)
     }
 
     /// Reads a file's bytes; every problem is ``PreferencesError/corrupted(file:reason:)``.
@@ -136,13 +140,15 @@ struct StoreDocument: Sendable, Equatable {
                 storedKeys: values.keys, storedOrder: parsed.keyOrder, entries: recordEntries,
                 in: bytes, file: file)
         }
+        let history = try DocumentHistory(fields: fields, file: file)
         // Usually every member is a known one, and there is nothing to keep.
-        let knownCount =
+        var knownCount =
             2 + (fields["version"] == nil ? 0 : 1) + (fields["modified"] == nil ? 0 : 1)
+        for name in DocumentHistory.memberNames where fields[name] != nil { knownCount += 1 }
         return StoreDocument(
             values: values, version: version, modifications: modifications,
             otherMembers: fields.count == knownCount
-                ? [:] : fields.filter { !knownMembers.contains($0.key) })
+                ? [:] : fields.filter { !knownMembers.contains($0.key) }, history: history)
     }
 
     /// The file's bytes: pretty-printed, keys sorted, newline at the end.
@@ -271,6 +277,8 @@ struct StoreDocument: Sendable, Equatable {
         // The top-level members, in the order of their names' bytes, each
         // with its text (`values` and `modified` are written below).
         var names = otherMembers.keys.filter { !Self.knownMembers.contains($0) }
+        let historyMembers = history.members
+        names += historyMembers.keys
         names += ["format", "values", "version"]
         if anyRecord { names.append("modified") }
         names.sort(by: JSONText.precedesByBytes)
@@ -288,7 +296,10 @@ struct StoreDocument: Sendable, Equatable {
             case "version": JSONText.writeInteger(Int64(version), into: &text)
             case "values": size += valuesSize
             case "modified": size += modifiedSize
-            default: JSONText.write(otherMembers[name]!, into: &text, pretty: true, indent: 1)
+            default:
+                JSONText.write(
+                    historyMembers[name] ?? otherMembers[name]!, into: &text, pretty: true,
+                    indent: 1)
             }
             size += head.count + text.count
             heads.append(head)

@@ -25,4 +25,12 @@ extension Platform {
 
     /// Whether the process runs with root's rights.
     static var isEffectivelyRoot: Bool { geteuid() == 0 }
+
+    /// This machine's host name, for history entries (H2, <doc:HistoryAndUndo>).
+    static let hostName: String = {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count) == 0 else { return "" }
+        let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return String(decoding: bytes, as: UTF8.self)
+    }()
 }

@@ -234,7 +234,7 @@ enum Platform {
         return fsync(descriptor)
     }
 
-    private static func writeAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws {
+    static func writeAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes {

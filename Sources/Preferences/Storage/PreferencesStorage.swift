@@ -170,6 +170,12 @@ public protocol PreferencesStorage: AnyObject, Sendable {
     /// before sending anything.
     var maxDocumentSize: Int? { get }
 
+    /// Where the backend keeps history entries older than those its
+    /// document carries (<doc:HistoryAndUndo>), or nil (the default): then
+    /// the document carries every entry kept. An archive spares every write
+    /// the rewrite of the whole history.
+    var historyArchive: (any HistoryArchive)? { get }
+
     /// Publishes the store's key manifest (7.6, <doc:CommandLineTool>) where
     /// `prefs` finds it, holding exclusive access, atomically and durably;
     /// rewrites it only when `bytes` differ from what is published. The
@@ -203,4 +209,7 @@ extension PreferencesStorage {
 
     /// Publishes nothing.
     public func publishManifest(_ bytes: [UInt8]) throws {}
+
+    /// No archive: the document carries the history.
+    public var historyArchive: (any HistoryArchive)? { nil }
 }

@@ -22,6 +22,11 @@ public struct MutablePreferences: Sendable {
     private(set) var changed = false
     /// Notes a migration or an edit left for ``PreferencesStore/problems``.
     private(set) var reports: [PreferencesProblem] = []
+    /// What the change is, for its history entry (``attribute(to:)``).
+    private(set) var causes: [String] = []
+    /// The history of the state the edit started from: its sequence number
+    /// is the one before this change's (an undo reads the entries).
+    let baseHistory: DocumentHistory
 
     /// An undo log for one transform of a group commit, so a transform that
     /// throws can be undone exactly — whatever it called — without copying
@@ -39,6 +44,7 @@ public struct MutablePreferences: Sendable {
         var version: Int
         var changed: Bool
         var reportCount: Int
+        var causeCount: Int
     }
     private var journal: Journal?
     /// The log's array from the last transform that succeeded, emptied:
@@ -59,6 +65,7 @@ public struct MutablePreferences: Sendable {
     init(snapshot: PreferencesSnapshot, limits: PreferencesLimits) {
         self.storage = snapshot.values
         self.version = snapshot.version
+        self.baseHistory = snapshot.history
         self.registeredDefaults = snapshot.registeredDefaults
         self.limits = limits
     }
@@ -120,7 +127,8 @@ public struct MutablePreferences: Sendable {
         var entries: [(String, PreferenceValue?)] = []
         swap(&entries, &spareEntries)
         journal = Journal(
-            entries: entries, version: version, changed: changed, reportCount: reports.count)
+            entries: entries, version: version, changed: changed, reportCount: reports.count,
+            causeCount: causes.count)
         if storageIsSnapshot { journal?.everything = storage }
     }
 
@@ -134,6 +142,7 @@ public struct MutablePreferences: Sendable {
         version = journal.version
         changed = journal.changed
         reports.removeSubrange(journal.reportCount...)
+        causes.removeSubrange(journal.causeCount...)
         failure = nil
         self.journal = nil
     }
@@ -197,6 +206,26 @@ public struct MutablePreferences: Sendable {
     /// write fails, go with it.
     public mutating func report(_ message: String, key: String? = nil) {
         reports.append(PreferencesProblem(key: key, message: message))
+    }
+
+    /// Names what this change is in its history entry (``HistoryEntry/cause``)
+    /// — an import and its file, say — when it is more than an edit. Edits
+    /// written together name all their causes.
+    ///
+    /// ```swift
+    /// try await store.edit { prefs in
+    ///     prefs.attribute(to: "import /etc/app/legacy.properties")
+    ///     try prefs.merge(imported)
+    /// }
+    /// ```
+    public mutating func attribute(to cause: String) {
+        if !causes.contains(cause) { causes.append(cause) }
+    }
+
+    /// The causes named so far, and forgets them (for the next migration step).
+    mutating func takeCauses() -> [String] {
+        defer { causes.removeAll() }
+        return causes
     }
 
     /// Removes the key, so its default applies again.

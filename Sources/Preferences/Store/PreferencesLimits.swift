@@ -22,9 +22,12 @@ public struct PreferencesLimits: Sendable, Equatable {
     /// before it fails with ``PreferencesError/io(operation:path:code:message:)``
     /// (10 seconds; S15, <doc:StoreGuarantees>).
     public var lockTimeout: Duration = .seconds(10)
+    /// How much history the store keeps: the last 1,000 changes, at most
+    /// 1 MiB of them (H4, <doc:HistoryAndUndo>; see ``HistoryLimit``).
+    public var history: HistoryLimit = .default
 
     /// The default limits: 16 MiB files, 64 levels of nesting, 1 KiB keys,
-    /// 10 second lock waits.
+    /// 10 second lock waits, 1,000 history entries.
     public init() {}
 
     /// Why `key` cannot be stored, or nil when it can.

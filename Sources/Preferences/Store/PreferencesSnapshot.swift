@@ -20,6 +20,13 @@ public struct PreferencesSnapshot: Sendable, Equatable {
     /// Top-level members of the file this version does not know, kept for
     /// writing back (<doc:FileFormat>).
     let otherMembers: [String: PreferenceValue]
+    /// The sequence number and the newest history entries (<doc:HistoryAndUndo>).
+    let history: DocumentHistory
+
+    /// The sequence number of the last change committed to the store: 1, 2,
+    /// 3 … one per change, never reused nor skipped, across processes,
+    /// restarts and backends (H1, <doc:HistoryAndUndo>); 0 before any.
+    public var sequence: Int64 { history.sequence }
 
     /// A snapshot of the given values, for tests and for building states by hand.
     public init(
@@ -30,19 +37,21 @@ public struct PreferencesSnapshot: Sendable, Equatable {
         self.init(
             values: values, version: version, registeredDefaults: registeredDefaults,
             modifications: ChangeLog(modifications.mapValues(ChangeRecord.init)),
-            otherMembers: [:])
+            otherMembers: [:], history: DocumentHistory())
     }
 
     init(
         values: [String: PreferenceValue], version: Int,
         registeredDefaults: [String: PreferenceValue],
-        modifications: ChangeLog, otherMembers: [String: PreferenceValue]
+        modifications: ChangeLog, otherMembers: [String: PreferenceValue],
+        history: DocumentHistory
     ) {
         self.values = values
         self.version = version
         self.registeredDefaults = registeredDefaults
         self.modifications = modifications
         self.otherMembers = otherMembers
+        self.history = history
     }
 
     /// The snapshot of a document read from storage, with these registered defaults.
@@ -50,14 +59,14 @@ public struct PreferencesSnapshot: Sendable, Equatable {
         self.init(
             values: document.values, version: document.version,
             registeredDefaults: registeredDefaults, modifications: document.modifications,
-            otherMembers: document.otherMembers)
+            otherMembers: document.otherMembers, history: document.history)
     }
 
     /// This snapshot with other registered defaults.
     func registering(_ defaults: [String: PreferenceValue]) -> PreferencesSnapshot {
         PreferencesSnapshot(
             values: values, version: version, registeredDefaults: defaults,
-            modifications: modifications, otherMembers: otherMembers)
+            modifications: modifications, otherMembers: otherMembers, history: history)
     }
 
     /// When and by whom a stored key was last changed; nil for a key that
@@ -104,7 +113,7 @@ public struct PreferencesSnapshot: Sendable, Equatable {
     public static func == (lhs: PreferencesSnapshot, rhs: PreferencesSnapshot) -> Bool {
         lhs.values == rhs.values && lhs.version == rhs.version
             && lhs.registeredDefaults == rhs.registeredDefaults
-            && lhs.otherMembers == rhs.otherMembers
+            && lhs.otherMembers == rhs.otherMembers && lhs.history == rhs.history
             && lhs.modifications.matches(rhs.modifications, storedKeys: lhs.values.keys)
     }
 }

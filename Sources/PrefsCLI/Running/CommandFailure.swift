@@ -30,7 +30,9 @@ struct CommandFailure: Error, Sendable {
         switch error {
         case .io: status = .ioError
         case .corrupted, .legacyFormat, .migrationFailed, .invalidManifest: status = .corrupt
-        case .typeMismatch, .invalidKey, .invalidValue, .limitExceeded: status = .invalidValue
+        case .typeMismatch, .invalidKey, .invalidValue, .limitExceeded, .historyUnavailable,
+            .conflict:
+            status = .invalidValue
         case .invalidSuiteName: status = .usage
         }
         self.init(status, error.description)

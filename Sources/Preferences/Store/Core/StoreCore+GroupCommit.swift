@@ -156,6 +156,9 @@ extension StoreCore {
                 if !state.withLock({ $0.current.loaded }) { try load(policy: corruption) }
                 attempts: for _ in 0..<storage.maxWriteAttempts {
                     try refreshBeforeWrite()
+                    // Whether this attempt moved the document's history to
+                    // the archive already (once an attempt is enough).
+                    var archived = false
                     let (base, revision) = state.withLock {
                         ($0.current.snapshot, $0.current.revision)
                     }
@@ -197,9 +200,18 @@ extension StoreCore {
                             reports = working.reports
                             return
                         }
-                        let document = StoreDocument(
+                        let stamp = PreferenceModification.now()
+                        var document = StoreDocument(
                             editing: base, values: working.values, version: working.version,
-                            stamp: .now(), changedKeys: changedKeys)
+                            stamp: stamp, changedKeys: changedKeys)
+                        let change = PendingEntry(
+                            changes: Self.changes(
+                                from: base.values, to: working.values, keys: changedKeys),
+                            versionChange: working.version == base.version
+                                ? nil : (base.version, working.version),
+                            causes: working.causes)
+                        document.history = try history(
+                            after: base, adding: [change], stamp: stamp, archived: &archived)
                         let (bytes, keyOrder) = try document.encode(
                             file: storage.location, limits: limits,
                             reusingKeyOrder: state.withLock { $0.edits.lastKeyOrder })

@@ -18,8 +18,12 @@ extension StoreCore {
                     }
                     var working = MutablePreferences(snapshot: base, limits: limits)
                     var ran: [any PreferencesMigration] = []
+                    // Each step that changes something is a change of its own,
+                    // with its own sequence number and entry (H1, H2).
+                    var steps: [PendingEntry] = []
                     for migration in migrations where try migration.shouldMigrate(working.snapshot)
                     {
+                        let (before, version) = (working.values, working.version)
                         do {
                             try migration.migrate(&working)
                             if let failure = working.failure { throw failure }
@@ -30,11 +34,24 @@ extension StoreCore {
                                 step: migration.name, reason: "\(error)")
                         }
                         ran.append(migration)
+                        let changes = Self.changes(from: before, to: working.values, keys: nil)
+                        let causes = ["migration: \(migration.name)"] + working.takeCauses()
+                        if !changes.isEmpty || working.version != version {
+                            steps.append(
+                                PendingEntry(
+                                    changes: changes,
+                                    versionChange: working.version == version
+                                        ? nil : (version, working.version), causes: causes))
+                        }
                     }
                     if working.values != base.values || working.version != base.version {
-                        let document = StoreDocument(
+                        let stamp = PreferenceModification.now()
+                        var document = StoreDocument(
                             editing: base, values: working.values, version: working.version,
-                            stamp: .now())
+                            stamp: stamp)
+                        var archived = false
+                        document.history = try history(
+                            after: base, adding: steps, stamp: stamp, archived: &archived)
                         let bytes = try document.encode(file: storage.location, limits: limits)
                         guard let written = try storage.write(bytes, ifRevision: revision) else {
                             continue

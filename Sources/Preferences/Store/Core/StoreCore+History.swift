@@ -1,0 +1,125 @@
+import Foundation
+
+/// Numbered changes and their history entries (H1–H4, <doc:HistoryAndUndo>).
+///
+/// Every write that commits a change gives it the document's next sequence
+/// number and an entry, in the same document: the change and its entry are
+/// one write, so neither is ever on disk without the other. A backend with
+/// a ``HistoryArchive`` takes the document's older entries before the write
+/// that would let them pile up, so a write carries a few kilobytes of
+/// history at most; one without keeps every entry kept in the document.
+extension StoreCore {
+    /// How many entries the document carries before they move to the
+    /// archive (when the backend has one), and how many bytes of them.
+    static let documentHistoryEntries = 16
+    static let documentHistoryBytes = 4096
+
+    /// What one committed change gets: its keys' old and new values,
+    /// attributed to this process now, with the causes named.
+    struct PendingEntry {
+        var changes: [String: HistoryEntry.KeyChange]
+        var versionChange: (old: Int, new: Int)?
+        var causes: [String]
+    }
+
+    /// The keys whose value differs between `old` and `new`, with both
+    /// values; only `keys` are compared when the caller knows them.
+    static func changes(
+        from old: [String: PreferenceValue], to new: [String: PreferenceValue], keys: [String]?
+    ) -> [String: HistoryEntry.KeyChange] {
+        var changes: [String: HistoryEntry.KeyChange] = [:]
+        func compare(_ key: String) {
+            let (before, after) = (old[key], new[key])
+            if before != after { changes[key] = HistoryEntry.KeyChange(old: before, new: after) }
+        }
+        if let keys {
+            for key in keys where changes[key] == nil { compare(key) }
+        } else {
+            for key in old.keys { compare(key) }
+            for key in new.keys where old[key] == nil { compare(key) }
+        }
+        return changes
+    }
+
+    /// The history the document after `base` carries, with the next
+    /// sequence number for each of `pending` (in order) and their entries.
+    ///
+    /// When the backend has an archive and `base` carries more than
+    /// ``documentHistoryEntries`` entries or ``documentHistoryBytes``, they
+    /// are appended to it first (once per write attempt: `archived` says it
+    /// was done), and the new document carries only the new entries.
+    /// Called on the queue, holding exclusive access.
+    func history(
+        after base: PreferencesSnapshot, adding pending: [PendingEntry],
+        stamp: PreferenceModification, archived: inout Bool
+    ) throws -> DocumentHistory {
+        var history = base.history
+        let keep = limits.history.union(history.keep)
+        // The largest limit any writer asked for stays recorded (H4).
+        if keep.keepsEntries && keep != history.keep { history.keep = keep }
+        let host = Platform.hostName
+        var fresh: [HistoryEntry] = []
+        for change in pending {
+            history.sequence += 1
+            guard keep.keepsEntries else { continue }
+            fresh.append(
+                HistoryEntry(
+                    sequence: history.sequence, date: stamp.date, user: stamp.user,
+                    sudoUser: stamp.sudoUser, program: stamp.program, host: host,
+                    cause: change.causes.isEmpty ? nil : change.causes.joined(separator: "; "),
+                    changes: change.changes, versionChange: change.versionChange))
+        }
+        if let archive = storage.historyArchive {
+            let carried = history.entries
+            let bytes = carried.reduce(0) { $0 + $1.storedSize }
+            if !carried.isEmpty,
+                archived
+                    || carried.count >= Self.documentHistoryEntries
+                    || bytes >= Self.documentHistoryBytes
+            {
+                if !archived {
+                    try archive.append(
+                        carried.map { ($0.sequence, Array($0.jsonText.utf8)) }, keep: keep)
+                    archived = true
+                }
+                history.entries = fresh
+            } else {
+                history.entries = carried + fresh
+            }
+        } else {
+            history.entries = Array(keep.kept(history.entries + fresh))
+        }
+        return history
+    }
+
+    // MARK: Reading
+
+    /// Every entry kept, oldest first, and the sequence they run to: the
+    /// archive's entries and those the current document carries, each
+    /// sequence once, within the store's limit. On the queue.
+    func keptHistory() throws -> (entries: [HistoryEntry], sequence: Int64) {
+        try refreshIfChanged(policy: nil)
+        return try keptHistory(carried: state.withLock { $0.current.snapshot.history })
+    }
+
+    /// Every entry kept as of a document carrying `history`: the archive's
+    /// older entries and those the document carries. On the queue.
+    func keptHistory(carried history: DocumentHistory) throws -> (
+        entries: [HistoryEntry], sequence: Int64
+    ) {
+        var entries: [HistoryEntry] = []
+        if let archive = storage.historyArchive {
+            let first = history.entries.first?.sequence ?? history.sequence + 1
+            for text in try archive.readEntries() {
+                guard let sequence = HistoryEntry.sequence(ofJSONText: text),
+                    (sequence < first) && (sequence > (entries.last?.sequence ?? 0)),
+                    let entry = HistoryEntry(jsonText: text, source: storage.location)
+                else { continue }
+                entries.append(entry)
+            }
+        }
+        entries += history.entries
+        let keep = limits.history.union(history.keep)
+        return (Array(keep.kept(entries)), history.sequence)
+    }
+}

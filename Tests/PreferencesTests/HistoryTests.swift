@@ -1,0 +1,284 @@
+import Foundation
+import PreferencesTestSupport
+import PreferencesTesting
+import Testing
+
+@testable import Preferences
+
+/// Numbered changes and their history (H1–H5): entries, undo, restore, and
+/// a feed that resumes. What is "in the file" is read from the file.
+@Suite(.timeLimit(.minutes(10)))
+struct HistoryTests {
+    let directory: TemporaryDirectory
+    let url: URL
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        url = directory.file("prefs.json")
+    }
+
+    func open(history: HistoryLimit = .default) async throws -> PreferencesStore {
+        var limits = PreferencesLimits()
+        limits.history = history
+        return try await PreferencesStore(fileURL: url, limits: limits)
+    }
+
+    @Test func everyChangeTakesTheNextSequenceWithItsOldAndNewValues() async throws {
+        let store = try await open()
+        try await store.set(.counter, 1)
+        try await store.set(.counter, 2)
+        try await store.remove(.counter)
+        try await store.set(.counter, 2)
+        try await store.set(.counter, 2)  // unchanged: no change, no number
+        #expect(store.snapshot.sequence == 4)
+        #expect(try fileSnapshot(url).sequence == 4)
+        let entries = try await store.history().entries
+        #expect(entries.map(\.sequence) == [1, 2, 3, 4])
+        #expect(entries[0].changes == ["counter": .init(old: nil, new: 1)])
+        #expect(entries[1].changes == ["counter": .init(old: 1, new: 2)])
+        // A removal is a change like any other, with who made it.
+        #expect(entries[2].changes == ["counter": .init(old: 2, new: nil)])
+        #expect(entries[2].user == effectiveUserName())
+        #expect(entries[2].program == ProcessInfo.processInfo.processName)
+        #expect(entries[2].host == Platform.hostName && !entries[2].host.isEmpty)
+        #expect(entries[3].changes == ["counter": .init(old: nil, new: 2)])
+    }
+
+    @Test func aGroupCommitIsOneChangeAndAClearNamesEveryKey() async throws {
+        let store = try await open()
+        try await store.edit { prefs in
+            prefs[.darkMode] = true
+            prefs[.language] = "fr"
+        }
+        try await store.clear()
+        let entries = try await store.history().entries
+        #expect(entries.map(\.sequence) == [1, 2])
+        #expect(entries[0].keys == ["dark_mode", "language"])
+        #expect(
+            entries[1].changes == [
+                "dark_mode": .init(old: true, new: nil), "language": .init(old: "fr", new: nil),
+            ])
+    }
+
+    @Test func theEntryLineIsTheDocumentedJSON() throws {
+        let entry = HistoryEntry(
+            sequence: 412, date: Date(timeIntervalSince1970: 1_764_645_129.12), user: "root",
+            sudoUser: "alice", program: "prefs", host: "web-1",
+            changes: [
+                "max_connections": .init(old: 100, new: 1000), "motd": .init(old: "hi", new: nil),
+            ])
+        #expect(
+            entry.jsonText
+                == #"{"sequence":412,"at":"2025-12-02T03:12:09.120Z","by":"root","sudo_user":"alice","program":"prefs","host":"web-1","changes":{"max_connections":{"old":100,"new":1000},"motd":{"old":"hi"}}}"#
+        )
+        #expect(HistoryEntry(jsonText: Array(entry.jsonText.utf8), source: "") == entry)
+        #expect(
+            entry.description
+                == "#412 2025-12-02T03:12:09.120Z root (sudo from alice) via prefs: max_connections 100 → 1000, motd \"hi\" → (unset)"
+        )
+    }
+
+    @Test func migrationStepsAndImportsNameThemselves() async throws {
+        try write("ui.theme=dark\n", to: directory.file("old.properties"))
+        let migrations: [any PreferencesMigration] = [
+            VersionedMigration(version: 1, name: "seed") { $0[raw: "seeded"] = true },
+            LegacyImport(.properties, at: directory.file("old.properties")),
+            VersionedMigration(version: 2, name: "noop") { _ in },
+        ]
+        let store = try await PreferencesStore(fileURL: url, migrations: migrations)
+        let entries = try await store.history().entries
+        // The step that changes nothing but the version is a change too.
+        #expect(entries.map(\.sequence) == [1, 2, 3])
+        #expect(entries[0].cause == "migration: seed")
+        #expect(entries[0].versionChange?.new == 1)
+        #expect(entries[1].cause?.hasPrefix("migration: import properties ") == true)
+        #expect(entries[1].changes["ui.theme"]?.new == "dark")
+        #expect(entries[2].cause == "migration: noop")
+        #expect(entries[2].changes.isEmpty && entries[2].versionChange?.old == 1)
+    }
+
+    @Test func revertPutsBackTheOldValuesAsANewChange() async throws {
+        let store = try await open()
+        try await store.set(.counter, 100)
+        try await store.edit { prefs in
+            prefs[.counter] = 1000
+            prefs[.language] = "fr"
+        }
+        let sequence = try await store.revert(2)
+        #expect(sequence == 3)
+        #expect(store[.counter] == 100 && store[.language] == "en")
+        let inFile = try fileSnapshot(url)
+        #expect(inFile.values == ["counter": 100])
+        let last = try #require(try await store.history().entries.last)
+        #expect(last.sequence == 3 && last.cause == "revert #2")
+        #expect(last.changes["language"] == .init(old: "fr", new: nil))
+        // Reverting again changes nothing: the keys already hold those values.
+        #expect(try await store.revert(2, force: true) == nil)
+        #expect(store.snapshot.sequence == 3)
+    }
+
+    @Test func revertRefusesWhenAKeyChangedSinceAndForceOverrides() async throws {
+        let store = try await open()
+        try await store.set(.counter, 1)
+        try await store.edit { prefs in
+            prefs[.counter] = 2
+            prefs[.language] = "fr"
+        }
+        try await store.set(.counter, 3)
+        let before = try Data(contentsOf: url)
+        await #expect(
+            throws: PreferencesError.conflict(
+                keys: ["counter"],
+                reason: "change #2 cannot be reverted: these keys changed since")
+        ) {
+            try await store.revert(2)
+        }
+        #expect(try Data(contentsOf: url) == before, "a refused revert wrote")
+        #expect(try await store.revert(2, force: true) == 4)
+        #expect(try fileSnapshot(url).values == ["counter": 1])
+    }
+
+    @Test func revertOfAChangeTheHistoryNoLongerHoldsNamesTheOldestKept() async throws {
+        let store = try await open(history: HistoryLimit(entries: 3))
+        for value in 1...6 { try await store.set(.counter, value) }
+        await #expect(throws: PreferencesError.historyUnavailable(sequence: 2, oldestKept: 4)) {
+            try await store.revert(2)
+        }
+        await #expect(throws: PreferencesError.historyUnavailable(sequence: 9, oldestKept: 4)) {
+            try await store.revert(9)
+        }
+    }
+
+    @Test func restoreGoesBackToAnyKeptStateAndForwardAgain() async throws {
+        let store = try await open()
+        var states: [Int64: [String: PreferenceValue]] = [0: [:]]
+        for step in 1...30 {
+            try await store.edit { prefs in
+                prefs[raw: "k\(step % 7)"] = step % 5 == 0 ? nil : .int(Int64(step))
+                if step % 4 == 0 { prefs[.language] = "l\(step)" }
+            }
+            states[store.snapshot.sequence] = store.snapshot.values
+        }
+        let latest = store.snapshot.sequence
+        for target in [0, 1, 7, 19, latest - 1] as [Int64] {
+            let difference = try await store.restoreDifference(to: target)
+            let current = store.snapshot.values
+            #expect(try await store.restore(to: target) == store.snapshot.sequence)
+            #expect(try fileSnapshot(url).values == states[target], "restore to #\(target)")
+            #expect(
+                Set(difference.keys)
+                    == Set(current.keys).union(states[target]!.keys).filter {
+                        current[$0] != states[target]![$0]
+                    })
+            let restored = store.snapshot.sequence
+            // Back to where it was before the restore, as one more change.
+            try await store.restore(to: restored - 1)
+            #expect(try fileSnapshot(url).values == current)
+        }
+        // Restoring the state the store already holds writes nothing.
+        let sequence = store.snapshot.sequence
+        #expect(try await store.restore(to: sequence) == nil)
+        #expect(store.snapshot.sequence == sequence)
+    }
+
+    @Test func restoreToATimeUsesTheLastChangeMadeBeforeIt() async throws {
+        let store = try await open()
+        try await store.set(.counter, 1)
+        try await store.set(.counter, 2)
+        let second = try #require(try await store.history().entries.last)
+        try await store.set(.counter, 3)
+        #expect(try await store.sequence(at: second.date) >= 2)
+        #expect(try await store.sequence(at: Date(timeIntervalSince1970: 0)) == 0)
+        try await store.restore(to: Date(timeIntervalSince1970: 0))
+        #expect(try fileSnapshot(url).values.isEmpty)
+    }
+
+    @Test func theHistoryIsBoundedByEntriesAndBytes() async throws {
+        let store = try await open(history: HistoryLimit(entries: 50, bytes: 1 << 20))
+        for value in 1...200 { try await store.set(.counter, value) }
+        let kept = try await store.history()
+        #expect(kept.entries.map(\.sequence) == Array(151...200))
+        #expect(kept.oldestKept == 151 && kept.latest == 200)
+        let byBytes = try await PreferencesStore(
+            storage: InMemoryStorage(),
+            limits: {
+                var limits = PreferencesLimits();
+                limits.history = HistoryLimit(entries: 1000, bytes: 2000); return limits
+            }())
+        for value in 1...100 { try await byBytes.set(.counter, value) }
+        let small = try await byBytes.history()
+        #expect(small.entries.reduce(0) { $0 + $1.jsonText.utf8.count } <= 2000)
+        #expect(small.entries.last?.sequence == 100 && small.entries.count > 5)
+    }
+
+    @Test func entriesMoveToTheArchiveAndEveryOneIsStillRead() async throws {
+        let store = try await open()
+        for value in 1...100 { try await store.set(.counter, value) }
+        let archive = directory.file("prefs.json.history")
+        let lines = try #require(contents(archive)).split(separator: "\n")
+        #expect(lines.count >= 64 && lines.count < 100, "\(lines.count) archived")
+        // The document carries only the newest few.
+        #expect(try fileSnapshot(url).history.entries.count <= StoreCore.documentHistoryEntries)
+        let entries = try await store.history().entries
+        #expect(entries.map(\.sequence) == Array(1...100))
+        for entry in entries {
+            #expect(entry.changes["counter"]?.new == .int(entry.sequence))
+        }
+    }
+
+    @Test func aTornArchiveLineIsSkippedThenCutOff() async throws {
+        let store = try await open()
+        for value in 1...40 { try await store.set(.counter, value) }
+        let archive = directory.file("prefs.json.history")
+        let handle = try FileHandle(forWritingTo: archive)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#"{"sequence":999,"at":"2026-"#.utf8))
+        try handle.close()
+        #expect(try await store.history().entries.map(\.sequence) == Array(1...40))
+        for value in 41...80 { try await store.set(.counter, value) }
+        #expect(try await store.history().entries.map(\.sequence) == Array(1...80))
+        let text = try #require(contents(archive))
+        #expect(!text.contains("999") && text.hasSuffix("\n"))
+    }
+
+    @Test func theFeedResumesAfterARestartWithNothingMissedOrRepeated() async throws {
+        do {
+            let store = try await open()
+            for value in 1...30 { try await store.set(.counter, value) }
+        }
+        // A new store on the file, as after a restart; the consumer handled #12.
+        let store = try await open()
+        var events = store.changes(since: 12).makeAsyncIterator()
+        for expected in Int64(13)...30 {
+            let event = try await events.next(within: .seconds(20), "change #\(expected)")
+            #expect(
+                event
+                    == .change(
+                        try #require(
+                            try await store.history().entries.first { $0.sequence == expected })))
+        }
+        try await store.set(.counter, 31)
+        let live = try await events.next(within: .seconds(20), "the live change #31")
+        guard case .change(let entry) = live else {
+            Issue.record("expected change #31, got \(live)")
+            return
+        }
+        #expect(entry.sequence == 31 && entry.changes["counter"]?.new == 31)
+    }
+
+    @Test func theFeedSaysSoWhenTheHistoryNoLongerReachesBack() async throws {
+        let store = try await open(history: HistoryLimit(entries: 5))
+        for value in 1...20 { try await store.set(.counter, value) }
+        var events = store.changes(since: 3).makeAsyncIterator()
+        let first = try await events.next(within: .seconds(20), "the gap notice")
+        #expect(first == .gap(after: 3, resumesAt: 16))
+        for expected in Int64(16)...20 {
+            let event = try await events.next(within: .seconds(20), "change #\(expected)")
+            guard case .change(let entry) = event else {
+                Issue.record("expected change #\(expected), got \(event)")
+                return
+            }
+            #expect(entry.sequence == expected)
+        }
+    }
+}
