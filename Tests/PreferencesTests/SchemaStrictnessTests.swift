@@ -22,7 +22,8 @@ import Testing
     @Test(arguments: [
         #"{"multipleOf": 2}"#,
         #"{"properties": {"a": {"pattern": "x", "format": "email"}}}"#,
-        #"{"items": {"type": "integer"}}"#,
+        #"{"uniqueItems": true}"#,
+        #"{"items": {"prefixItems": []}}"#,
         #"{"$defs": {"d": {"oneOf": []}}}"#,
     ])
     func aKeywordTheValidatorDoesNotImplementIsAProblem(_ text: String) throws {
@@ -31,6 +32,14 @@ import Testing
         for value: PreferenceValue in ["abcdef", ["a": "b"], [1], 1] {
             #expect(!SchemaTests.validate(value, against: schema, root: schema).isEmpty)
         }
+    }
+
+    @Test func itemsAreCheckedOneByOne() throws {
+        let schema = try PreferenceValue(jsonText: #"{"items": {"type": "integer"}}"#)
+        #expect(SchemaTests.validate([1, 2], against: schema, root: schema) == [])
+        #expect(
+            SchemaTests.validate([1, "two"], against: schema, root: schema)
+                == ["$[1]: type string not in [\"integer\"]"])
     }
 
     static let badManifests: [String] = [

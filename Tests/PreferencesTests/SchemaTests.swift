@@ -23,6 +23,7 @@ import Testing
         "$ref", "const", "enum", "type", "minimum", "maximum", "minItems", "required",
         "properties", "additionalProperties", "propertyNames", "minLength", "maxLength", "pattern",
         "format",
+        "items",
     ]
     static let annotations: Set<String> = ["$schema", "$id", "$defs", "title", "description"]
 
@@ -51,7 +52,7 @@ import Testing
                         found += unimplementedKeywords(child, at: "\(here)/\(name)")
                     }
                 }
-            case "additionalProperties", "propertyNames":
+            case "additionalProperties", "propertyNames", "items":
                 found += unimplementedKeywords(rule, at: here)
             default:
                 break
@@ -131,6 +132,11 @@ import Testing
         if case .string(let text) = value {
             problems += stringProblems(text, rules, path: path)
         }
+        if let rule = rules["items"], case .array(let items) = value {
+            for (index, item) in items.enumerated() {
+                problems += validate(item, against: rule, root: root, path: "\(path)[\(index)]")
+            }
+        }
         guard case .object(let fields) = value else { return problems }
         if case .array(let required)? = rules["required"] {
             for case .string(let name) in required where fields[name] == nil {
@@ -208,8 +214,21 @@ import Testing
             prefs[raw: "nothing"] = .null
             prefs.version = 2
         }
+        // Enough changes that older history entries move to the archive,
+        // and a removal (an entry without a new value).
+        for value in 0..<20 { try await store.set(.counter, value) }
+        try await store.remove(.darkMode)
         let written = try JSONText.parse(Array(try Data(contentsOf: url)), source: url.path)
         #expect(Self.validate(written, against: schema, root: schema) == [])
+        // Each line of the archive is an entry as the schema describes it.
+        let entry: PreferenceValue = ["$ref": "#/$defs/historyEntry"]
+        let lines = try #require(contents(directory.file("prefs.json.history")))
+            .split(separator: "\n")
+        #expect(lines.count > 5)
+        for line in lines {
+            let value = try JSONText.parse(Array(line.utf8), source: "prefs.json.history")
+            #expect(Self.validate(value, against: entry, root: schema, path: "entry") == [])
+        }
     }
 
     @Test(arguments: [
@@ -220,6 +239,7 @@ import Testing
         #"{"format": 1, "values": [], "version": 0}"#,
         #"{"format": 1, "values": {"tab\u0009key": 1}}"#,
         #"{"format": 1, "values": {"k": 1}, "version": 1.5}"#,
+        #"{"format": 1, "values": {}, "sequence": -1}"#,
     ])
     func theSchemaRejectsWhatTheStoreRejects(text: String) throws {
         let schema = try Self.loadSchema()

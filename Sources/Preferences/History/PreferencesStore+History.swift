@@ -103,14 +103,14 @@ extension PreferencesStore {
         }
     }
 
-    /// ``restore(to:)`` the state at `date`: after the last change made at
-    /// or before it.
+    /// Restores, as `restore(to:)` with a sequence does, the state at
+    /// `date`: after the last change made at or before it.
     @discardableResult
     public func restore(to date: Date) async throws -> Int64? {
         try await restore(to: try await sequence(at: date))
     }
 
-    /// What ``restore(to:)`` would change, key by key, without changing
+    /// What `restore(to:)` would change, key by key, without changing
     /// anything: each key whose value differs, with its value now (`old`)
     /// and then (`new`).
     public func restoreDifference(to sequence: Int64) async throws -> [String: HistoryEntry
