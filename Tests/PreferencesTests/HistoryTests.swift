@@ -241,6 +241,29 @@ struct HistoryTests {
         #expect(!text.contains("999") && text.hasSuffix("\n"))
     }
 
+    @Test func aLargeValueIsKeptByItsSizeAndItsChangeCannotBeReverted() async throws {
+        let store = try await open()
+        let large = String(repeating: "x", count: HistoryEntry.maxKeptValueBytes + 1)
+        try await store.set(.language, "fr")
+        try await store.set(.language, large)
+        try await store.set(.language, "de")
+        let entries = try await store.history().entries
+        let change = try #require(entries[1].changes["language"])
+        #expect(change.old == "fr" && change.new == nil)
+        #expect(change.newSize == large.utf8.count + 2)
+        #expect(
+            entries[1].description.hasSuffix("language \"fr\" → (\(large.utf8.count + 2) bytes)"))
+        #expect(HistoryEntry(jsonText: Array(entries[1].jsonText.utf8), source: "") == entries[1])
+        // Undoing #3 would need the large value back.
+        await #expect(throws: PreferencesError.self) { try await store.revert(3) }
+        await #expect(throws: PreferencesError.self) { try await store.restore(to: 2) }
+        #expect(store[.language] == "de")
+        // The file is not twice the value's size.
+        let size = try #require(
+            try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int)
+        #expect(size < 2 * large.utf8.count)
+    }
+
     @Test func theFeedResumesAfterARestartWithNothingMissedOrRepeated() async throws {
         do {
             let store = try await open()

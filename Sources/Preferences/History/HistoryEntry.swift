@@ -19,18 +19,35 @@ import Foundation
 public struct HistoryEntry: Sendable, Hashable, CustomStringConvertible {
     /// A key's value before and after the change; nil where the key was not
     /// set (`old`) or was removed (`new`).
+    ///
+    /// A value whose JSON is over ``maxKeptValueBytes`` is kept by its size
+    /// alone (``oldSize``, ``newSize``; `old_size`, `new_size` in JSON), so
+    /// that a large value does not double a write; a change that would need
+    /// it back cannot be reverted.
     public struct KeyChange: Sendable, Hashable {
-        /// The value before the change; nil when the key was not set.
+        /// The value before the change; nil when the key was not set, or
+        /// when the value was too large to keep (see ``oldSize``).
         public var old: PreferenceValue?
-        /// The value after the change; nil when the change removed the key.
+        /// The value after the change; nil when the change removed the key,
+        /// or when the value was too large to keep (see ``newSize``).
         public var new: PreferenceValue?
+        /// The size of the old value's JSON, when it was too large to keep.
+        public var oldSize: Int?
+        /// The size of the new value's JSON, when it was too large to keep.
+        public var newSize: Int?
 
         /// A change from `old` to `new`.
         public init(old: PreferenceValue?, new: PreferenceValue?) {
             self.old = old
             self.new = new
         }
+
+        /// Whether both values are kept (none was too large).
+        public var isComplete: Bool { oldSize == nil && newSize == nil }
     }
+
+    /// The largest value, as JSON, that an entry keeps (16 KiB).
+    public static let maxKeptValueBytes = 16 << 10
 
     /// The store's sequence number for this change: 1, 2, 3 … never reused
     /// nor skipped.
@@ -99,14 +116,16 @@ public struct HistoryEntry: Sendable, Hashable, CustomStringConvertible {
         if let cause { text += " (\(cause))" }
         let parts = keys.map { key in
             let change = changes[key]!
-            return "\(key) \(Self.shown(change.old)) → \(Self.shown(change.new))"
+            return
+                "\(key) \(Self.shown(change.old, size: change.oldSize)) → \(Self.shown(change.new, size: change.newSize))"
         }
         if !parts.isEmpty { text += ": " + parts.joined(separator: ", ") }
         return text
     }
 
-    static func shown(_ value: PreferenceValue?) -> String {
-        value.map { $0.jsonText } ?? "(unset)"
+    static func shown(_ value: PreferenceValue?, size: Int? = nil) -> String {
+        if let size { return "(\(size) bytes)" }
+        return value.map { $0.jsonText } ?? "(unset)"
     }
 
     static func timestamp(_ date: Date) -> String {
@@ -128,6 +147,8 @@ public struct HistoryEntry: Sendable, Hashable, CustomStringConvertible {
             var pair: [String: PreferenceValue] = [:]
             pair["old"] = change.old
             pair["new"] = change.new
+            pair["old_size"] = change.oldSize.map { .int(Int64($0)) }
+            pair["new_size"] = change.newSize.map { .int(Int64($0)) }
             changed[key] = .object(pair)
         }
         fields["changes"] = .object(changed)
@@ -149,7 +170,10 @@ public struct HistoryEntry: Sendable, Hashable, CustomStringConvertible {
         var changes: [String: KeyChange] = [:]
         for (key, value) in changed {
             guard case .object(let pair) = value else { return nil }
-            changes[key] = KeyChange(old: pair["old"], new: pair["new"])
+            var change = KeyChange(old: pair["old"], new: pair["new"])
+            if case .int(let size)? = pair["old_size"] { change.oldSize = Int(clamping: size) }
+            if case .int(let size)? = pair["new_size"] { change.newSize = Int(clamping: size) }
+            changes[key] = change
         }
         self.init(
             sequence: sequence, date: date, user: user, program: program,
@@ -213,10 +237,20 @@ public struct HistoryEntry: Sendable, Hashable, CustomStringConvertible {
                 out.append(contentsOf: #""old":"#.utf8)
                 JSONText.write(old, into: &out, pretty: false, indent: 0)
             }
+            var comma = change.old != nil
             if let new = change.new {
-                if change.old != nil { out.append(UInt8(ascii: ",")) }
+                if comma { out.append(UInt8(ascii: ",")) }
                 out.append(contentsOf: #""new":"#.utf8)
                 JSONText.write(new, into: &out, pretty: false, indent: 0)
+                comma = true
+            }
+            for (name, size) in [("old_size", change.oldSize), ("new_size", change.newSize)] {
+                guard let size else { continue }
+                if comma { out.append(UInt8(ascii: ",")) }
+                JSONText.writeString(name, into: &out)
+                out.append(UInt8(ascii: ":"))
+                JSONText.writeInteger(Int64(size), into: &out)
+                comma = true
             }
             out.append(UInt8(ascii: "}"))
         }

@@ -58,7 +58,18 @@ extension PreferencesStore {
                 throw PreferencesError.historyUnavailable(
                     sequence: sequence, oldestKept: kept.entries.first?.sequence)
             }
-            let changedSince = entry.keys.filter { prefs[raw: $0] != entry.changes[$0]!.new }
+            let tooLarge = entry.keys.filter { entry.changes[$0]!.oldSize != nil }
+            if !tooLarge.isEmpty {
+                throw PreferencesError.conflict(
+                    keys: tooLarge,
+                    reason:
+                        "change #\(sequence) cannot be reverted: the history keeps only the size of these keys' old values"
+                )
+            }
+            let changedSince = entry.keys.filter { key in
+                let change = entry.changes[key]!
+                return change.newSize != nil || prefs[raw: key] != change.new
+            }
             if !changedSince.isEmpty && !force {
                 throw PreferencesError.conflict(
                     keys: changedSince,
@@ -157,6 +168,15 @@ extension PreferencesStore {
         else {
             throw PreferencesError.historyUnavailable(
                 sequence: sequence, oldestKept: kept.entries.first?.sequence)
+        }
+        let tooLarge = Set(
+            later.flatMap { entry in entry.keys.filter { entry.changes[$0]!.oldSize != nil } })
+        if !tooLarge.isEmpty {
+            throw PreferencesError.conflict(
+                keys: tooLarge.sorted(),
+                reason:
+                    "the state after #\(sequence) cannot be restored: the history keeps only the size of these keys' old values"
+            )
         }
         var values = values
         var version = version

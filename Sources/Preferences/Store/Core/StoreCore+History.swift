@@ -30,7 +30,18 @@ extension StoreCore {
         var changes: [String: HistoryEntry.KeyChange] = [:]
         func compare(_ key: String) {
             let (before, after) = (old[key], new[key])
-            if before != after { changes[key] = HistoryEntry.KeyChange(old: before, new: after) }
+            guard before != after else { return }
+            var change = HistoryEntry.KeyChange(old: before, new: after)
+            // A large value is kept by its size alone.
+            if let size = Self.largeSize(before) {
+                change.old = nil
+                change.oldSize = size
+            }
+            if let size = Self.largeSize(after) {
+                change.new = nil
+                change.newSize = size
+            }
+            changes[key] = change
         }
         if let keys {
             for key in keys where changes[key] == nil { compare(key) }
@@ -39,6 +50,19 @@ extension StoreCore {
             for key in new.keys where old[key] == nil { compare(key) }
         }
         return changes
+    }
+
+    /// The size of `value`'s JSON when it is over what an entry keeps.
+    static func largeSize(_ value: PreferenceValue?) -> Int? {
+        guard let value else { return nil }
+        switch value {
+        case .null, .bool, .int, .double: return nil
+        case .string(let text) where text.utf8.count < HistoryEntry.maxKeptValueBytes / 2:
+            return nil
+        default:
+            let size = value.jsonText.utf8.count
+            return size > HistoryEntry.maxKeptValueBytes ? size : nil
+        }
     }
 
     /// The history the document after `base` carries, with the next
