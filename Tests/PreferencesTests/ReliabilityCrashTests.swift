@@ -5,7 +5,10 @@ import Testing
 @testable import Preferences
 
 /// SIGKILL at random moments of a write loop (<doc:Reliability>): after every kill
-/// the file decodes, and every write the child acknowledged is in it.
+/// the file decodes, and every write the child acknowledged is in it; at
+/// the end every acknowledged change has its history entry, sequence
+/// numbers have no gap or repeat, and the entries chain from one value to
+/// the next up to what the file holds (H1, H3, <doc:HistoryAndUndo>).
 ///
 /// 100 kills in every `swift test`; 1,000 with `PREFS_RELIABILITY=full`.
 @Suite(.timeLimit(.minutes(30))) struct ReliabilityCrashTests {
@@ -15,6 +18,7 @@ import Testing
         var generator = SeededGenerator(state: Reliability.seed)
         var stored: Int64 = 0  // what the file held after the previous kill
         var acknowledged = 0
+        var acknowledgedValues = Set<Int64>()
         var unacknowledgedButDurable = 0
         var killedBeforeFirstWrite = 0
         var survived = 0
@@ -41,6 +45,7 @@ import Testing
                 if line.hasPrefix("ack "), let number = Int64(line.dropFirst(4)) {
                     highestAck = max(highestAck, number)
                     acknowledged += 1
+                    acknowledgedValues.insert(number)
                 }
             }
             let floor = max(stored, highestAck)
@@ -66,12 +71,38 @@ import Testing
             stored = now
             survived += 1
         }
+        // The write loop sets the counter one above what the file holds, so
+        // every committed change moved it by one: its sequence is its value.
+        let store = try await PreferencesStore(fileURL: url, liveReads: false)
+        let history = try await store.history()
+        #expect(history.latest == stored, "\(history.latest) changes for a counter at \(stored)")
+        let kept = history.entries
+        #expect(kept.count == min(1000, Int(stored)), "\(kept.count) entries kept")
+        var previous: PreferenceValue? = kept.first?.changes["counter"]?.old
+        for (offset, entry) in kept.enumerated() {
+            #expect(
+                entry.sequence == (kept.first?.sequence ?? 0) + Int64(offset),
+                "a gap or repeat at #\(entry.sequence)")
+            let change = entry.changes["counter"]
+            #expect(
+                change?.old == previous && change?.new == .int(entry.sequence),
+                "#\(entry.sequence): \(entry)")
+            previous = change?.new
+        }
+        #expect(previous == .int(stored) || stored == 0)
+        let oldest = kept.first?.sequence ?? 1
+        let missing = acknowledgedValues.filter { $0 >= oldest }.filter { value in
+            !kept.contains { $0.sequence == value }
+        }
+        #expect(
+            missing.isEmpty, "acknowledged changes without an entry: \(missing.sorted().prefix(5))")
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             .filter { $0.hasSuffix(".tmp") }.count
         Reliability.report(
             "crash: \(survived)/\(Reliability.kills) kills survived, file readable every time, "
                 + "\(acknowledged) acknowledged writes all present, final value \(stored), "
                 + "\(unacknowledgedButDurable) kills landed after a write was durable but before its ack, "
+                + "history: \(kept.count) entries kept up to #\(history.latest), no gap, each acknowledged one present, "
                 + "\(killedBeforeFirstWrite) before a write landed, \(leftovers) orphaned temp files, "
                 + "seed \(Reliability.seed)")
         #expect(survived == Reliability.kills)

@@ -21,39 +21,22 @@ import Testing
         try await store.set(.darkMode, true)
         try await store.set(.language, "fr")
         // Change times differ from run to run; everything else is fixed.
-        let text = (contents(url) ?? "").replacingOccurrences(
-            of: #""at" : "[0-9T:.-]+Z""#, with: #""at" : "…""#, options: .regularExpression)
+        let text = (contents(url) ?? "")
+            .replacingOccurrences(
+                of: #""at" : "[0-9T:.-]+Z""#, with: #""at" : "…""#, options: .regularExpression
+            )
+            .replacingOccurrences(
+                of: #""at":"[0-9T:.-]+Z""#, with: #""at":"…""#, options: .regularExpression)
         let program = ProcessInfo.processInfo.processName
         let user = effectiveUserName()
+        let host = Platform.hostName
         #expect(
             text == """
                 {
                   "format" : 1,
                   "history" : [
-                    {
-                      "at" : "…",
-                      "by" : "\(user)",
-                      "changes" : {
-                        "dark_mode" : {
-                          "new" : true
-                        }
-                      },
-                      "host" : "\(Platform.hostName)",
-                      "program" : "\(program)",
-                      "sequence" : 1
-                    },
-                    {
-                      "at" : "…",
-                      "by" : "\(user)",
-                      "changes" : {
-                        "language" : {
-                          "new" : "fr"
-                        }
-                      },
-                      "host" : "\(Platform.hostName)",
-                      "program" : "\(program)",
-                      "sequence" : 2
-                    }
+                    {"sequence":1,"at":"…","by":"\(user)","program":"\(program)","host":"\(host)","changes":{"dark_mode":{"new":true}}},
+                    {"sequence":2,"at":"…","by":"\(user)","program":"\(program)","host":"\(host)","changes":{"language":{"new":"fr"}}}
                   ],
                   "history_keep" : {
                     "bytes" : 1048576,

@@ -135,7 +135,7 @@ import Testing
         var limits = PreferencesLimits()
         // Room for one short value, its change record and its history
         // entry, not for 300 bytes more (twice: the value and its entry).
-        limits.maxFileSize = 1400
+        limits.maxFileSize = 1000
         limits.maxDepth = 3
         let store = try await PreferencesStore(fileURL: url, limits: limits)
         try await store.set(.language, "fr")

@@ -94,7 +94,7 @@ struct StoreDocument: Sendable, Equatable {
             // The envelope and `values` add two levels above the stored values.
             parsed = try JSONText.parseDocument(
                 bytes, source: file, maxDepth: limits.maxDepth + 2, deferring: "modified",
-                keyOrderOf: "values")
+                keyOrderOf: "values", skimming: "history")
         } catch PreferencesError.corrupted(_, let reason) {
             throw PreferencesError.corrupted(file: file, reason: "not valid JSON: \(reason)")
         }
@@ -140,7 +140,8 @@ struct StoreDocument: Sendable, Equatable {
                 storedKeys: values.keys, storedOrder: parsed.keyOrder, entries: recordEntries,
                 in: bytes, file: file)
         }
-        let history = try DocumentHistory(fields: fields, file: file)
+        let history = try DocumentHistory(
+            fields: fields, elements: parsed.skimmed, in: bytes, file: file)
         // Usually every member is a known one, and there is nothing to keep.
         var knownCount =
             2 + (fields["version"] == nil ? 0 : 1) + (fields["modified"] == nil ? 0 : 1)
@@ -279,6 +280,7 @@ struct StoreDocument: Sendable, Equatable {
         var names = otherMembers.keys.filter { !Self.knownMembers.contains($0) }
         let historyMembers = history.members
         names += historyMembers.keys
+        if !history.carried.isEmpty { names.append("history") }
         names += ["format", "values", "version"]
         if anyRecord { names.append("modified") }
         names.sort(by: JSONText.precedesByBytes)
@@ -296,6 +298,7 @@ struct StoreDocument: Sendable, Equatable {
             case "version": JSONText.writeInteger(Int64(version), into: &text)
             case "values": size += valuesSize
             case "modified": size += modifiedSize
+            case "history": history.write(into: &text)
             default:
                 JSONText.write(
                     historyMembers[name] ?? otherMembers[name]!, into: &text, pretty: true,

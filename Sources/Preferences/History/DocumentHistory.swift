@@ -4,24 +4,51 @@
 /// limit any writer has kept.
 ///
 /// In the file they are the members `sequence`, `history` (an array of
-/// entries, oldest first) and `history_keep` (`{"entries":…,"bytes":…}`),
-/// each present only when it says something.
+/// entries, oldest first, one a line as `prefs log --json` prints them) and
+/// `history_keep` (`{"entries":…,"bytes":…}`), each present only when it
+/// says something. The entries are kept as their text, as read or written:
+/// opening a store builds none of them, and a write copies them as they are.
 struct DocumentHistory: Sendable, Equatable {
+    /// One entry as its JSON text (on one line), with its sequence.
+    struct Carried: Sendable, Equatable {
+        var sequence: Int64
+        var text: [UInt8]
+
+        init(sequence: Int64, text: [UInt8]) {
+            self.sequence = sequence
+            self.text = text
+        }
+
+        init(_ entry: HistoryEntry) {
+            self.init(sequence: entry.sequence, text: Array(entry.jsonText.utf8))
+        }
+
+        /// The entry, built from its text; nil when the text is not one.
+        var entry: HistoryEntry? { HistoryEntry(jsonText: text, source: "") }
+    }
+
     /// The sequence number of the last committed change; 0 before any.
     var sequence: Int64 = 0
     /// The newest entries, oldest first, each with a sequence of at most
     /// ``sequence``.
-    var entries: [HistoryEntry] = []
+    var carried: [Carried] = []
     /// The largest limit a writer of the store has kept.
     var keep: HistoryLimit?
 
     static let memberNames: Set<String> = ["sequence", "history", "history_keep"]
 
-    /// Reads the members from a document's top-level `fields`. A sequence
-    /// that is not a non-negative integer makes the document corrupt; an
-    /// entry or a limit that does not parse is left out, never an error: it
-    /// must not cost a value.
-    init(fields: [String: PreferenceValue], file: String) throws {
+    init() {}
+
+    /// Reads the members from a document's top-level `fields`, and the
+    /// entries from `elements`, the places of the `history` array's
+    /// elements in `bytes`. A sequence that is not a non-negative integer
+    /// makes the document corrupt; an entry or a limit that does not parse
+    /// is left out, never an error: it must not cost a value.
+    init(
+        fields: [String: PreferenceValue], elements: [Range<Int>]?, in bytes: [UInt8], file: String
+    )
+        throws
+    {
         if let stored = fields["sequence"] {
             guard case .int(let number) = stored, number >= 0 else {
                 throw PreferencesError.corrupted(
@@ -30,11 +57,22 @@ struct DocumentHistory: Sendable, Equatable {
             }
             sequence = number
         }
-        if case .array(let items)? = fields["history"] {
-            entries = items.compactMap(HistoryEntry.init(jsonValue:)).filter {
-                $0.sequence <= sequence
+        for range in elements ?? [] {
+            var text = Array(bytes[range])
+            // An entry written across lines (by hand) is put on one.
+            if text.contains(0x0A) {
+                guard let entry = HistoryEntry(jsonText: text, source: file) else { continue }
+                text = Array(entry.jsonText.utf8)
             }
-            entries.sort { $0.sequence < $1.sequence }
+            guard let number = HistoryEntry.sequence(ofJSONText: text), number > 0,
+                number <= sequence
+            else { continue }
+            carried.append(Carried(sequence: number, text: text))
+        }
+        if !carried.indices.dropFirst().allSatisfy({
+            carried[$0 - 1].sequence < carried[$0].sequence
+        }) {
+            carried.sort { $0.sequence < $1.sequence }
         }
         if case .object(let limit)? = fields["history_keep"],
             case .int(let entries)? = limit["entries"], case .int(let bytes)? = limit["bytes"]
@@ -43,18 +81,30 @@ struct DocumentHistory: Sendable, Equatable {
         }
     }
 
-    init() {}
+    /// The entries carried, built from their texts.
+    var entries: [HistoryEntry] { carried.compactMap(\.entry) }
 
-    /// The members to write, by name; empty for a store without history.
+    /// The members written through the general JSON writer, by name:
+    /// `sequence` and `history_keep` (``write(into:)`` writes `history`).
     var members: [String: PreferenceValue] {
         var members: [String: PreferenceValue] = [:]
         if sequence > 0 { members["sequence"] = .int(sequence) }
-        if !entries.isEmpty { members["history"] = .array(entries.map(\.jsonValue)) }
         if let keep {
             members["history_keep"] = [
                 "entries": .int(Int64(keep.entries)), "bytes": .int(Int64(keep.bytes)),
             ]
         }
         return members
+    }
+
+    /// Writes the `history` array as the file has it: one entry a line,
+    /// at indent 2.
+    func write(into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "["))
+        for (index, entry) in carried.enumerated() {
+            out.append(contentsOf: index == 0 ? "\n    ".utf8 : ",\n    ".utf8)
+            out.append(contentsOf: entry.text)
+        }
+        out.append(contentsOf: "\n  ]".utf8)
     }
 }

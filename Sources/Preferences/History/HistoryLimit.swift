@@ -44,15 +44,21 @@ public struct HistoryLimit: Sendable, Hashable {
 
     /// The newest of `entries` (oldest first) that this limit keeps.
     func kept(_ entries: [HistoryEntry]) -> ArraySlice<HistoryEntry> {
-        guard keepsEntries else { return [] }
-        var start = entries.endIndex
+        entries[firstKept(sizes: entries.map(\.storedSize))...]
+    }
+
+    /// Where the newest entries this limit keeps start, of entries (oldest
+    /// first) of these sizes.
+    func firstKept(sizes: [Int]) -> Int {
+        guard keepsEntries else { return sizes.endIndex }
+        var start = sizes.endIndex
         var total = 0
-        while start > entries.startIndex, entries.endIndex - start < self.entries {
-            let size = entries[start - 1].storedSize
+        while start > sizes.startIndex, sizes.endIndex - start < entries {
+            let size = sizes[start - 1]
             if total + size > bytes { break }
             total += size
             start -= 1
         }
-        return entries[start...]
+        return start
     }
 }

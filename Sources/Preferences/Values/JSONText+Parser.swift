@@ -14,6 +14,10 @@ extension JSONText {
         var deferredMembers: [DeferredMember]?
         /// The top-level member whose keys are kept in the order of the text.
         var orderedName: String?
+        /// The top-level member whose array elements are checked but not
+        /// built, and where each of them is in the text, once it is read.
+        var skimmedName: String?
+        var skimmedElements: [Range<Int>]?
         /// Set just before that member's object is parsed; the object clears it.
         var capturesNextObject = false
         /// That member's keys' literals, once it is read (nil when it is no object).
@@ -113,7 +117,12 @@ extension JSONText {
                 }
                 index += 1
                 skipWhitespace()
-                if depth == 1, let deferredName, key == deferredName {
+                if depth == 1, let skimmedName, key == skimmedName, index < bytes.count,
+                    bytes[index] == UInt8(ascii: "[")
+                {
+                    skimmedElements = try skimArray(depth: depth + 1)
+                    members.append((key, .null))
+                } else if depth == 1, let deferredName, key == deferredName {
                     if index < bytes.count, bytes[index] == UInt8(ascii: "{") {
                         deferredMembers = try skimObject(depth: depth + 1)
                         members.append((key, .null))

@@ -82,6 +82,35 @@ extension JSONText.Parser {
         }
     }
 
+    /// The elements of the array at `index`, each checked by
+    /// ``skipValue(depth:)``, as their places in the text.
+    mutating func skimArray(depth: Int) throws -> [Range<Int>] {
+        if depth > maxDepth { throw error("nested deeper than \(maxDepth) levels") }
+        index += 1
+        var elements: [Range<Int>] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return elements
+        }
+        while true {
+            skipWhitespace()
+            let start = index
+            try skipValue(depth: depth)
+            elements.append(start..<index)
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of text in array") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+            } else if bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return elements
+            } else {
+                throw error("expected ',' or ']' in array, found \(describe(bytes[index]))")
+            }
+        }
+    }
+
     /// Moves past one value, throwing the errors ``parseValue(depth:)``
     /// throws at the same places, without building it.
     mutating func skipValue(depth: Int) throws {

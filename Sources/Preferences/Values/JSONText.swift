@@ -74,6 +74,9 @@ enum JSONText {
         /// literals (quotes included), in the order of the text, duplicates
         /// included; nil when that member is no object.
         var keyOrder: [Range<Int>]?
+        /// Where the elements of the member named by `skimming` are, in the
+        /// order of the text; nil when that member is no array.
+        var skimmed: [Range<Int>]?
     }
 
     /// ``parse(_:source:maxDepth:deferring:)``, which also gives where the
@@ -82,14 +85,19 @@ enum JSONText {
     /// reads `values` so: a file it wrote lists `modified` in the same order,
     /// and comparing the two lists' bytes pairs each key with its record
     /// without hashing the keys again (``ChangeLog``).
+    ///
+    /// The elements of the top-level member `skimmed`, when it is an array,
+    /// are checked as JSON but not built: the result has `null` there, and
+    /// their places in the text beside it.
     static func parseDocument(
         _ bytes: [UInt8], source: String, maxDepth: Int, deferring deferred: String,
-        keyOrderOf ordered: String?
+        keyOrderOf ordered: String?, skimming skimmed: String? = nil
     ) throws -> Document {
         try bytes.withUnsafeBufferPointer { buffer in
             var parser = Parser(bytes: buffer, source: source, maxDepth: maxDepth)
             parser.deferredName = deferred
             parser.orderedName = ordered
+            parser.skimmedName = skimmed
             parser.skipWhitespace()
             let value = try parser.parseValue(depth: 0)
             parser.skipWhitespace()
@@ -97,7 +105,8 @@ enum JSONText {
                 throw parser.error("unexpected text after the end of the JSON value")
             }
             return Document(
-                value: value, deferred: parser.deferredMembers, keyOrder: parser.orderedKeys)
+                value: value, deferred: parser.deferredMembers, keyOrder: parser.orderedKeys,
+                skimmed: parser.skimmedElements)
         }
     }
 

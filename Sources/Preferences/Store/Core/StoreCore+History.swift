@@ -82,36 +82,37 @@ extension StoreCore {
         // The largest limit any writer asked for stays recorded (H4).
         if keep.keepsEntries && keep != history.keep { history.keep = keep }
         let host = Platform.hostName
-        var fresh: [HistoryEntry] = []
+        var fresh: [DocumentHistory.Carried] = []
         for change in pending {
             history.sequence += 1
             guard keep.keepsEntries else { continue }
             fresh.append(
-                HistoryEntry(
-                    sequence: history.sequence, date: stamp.date, user: stamp.user,
-                    sudoUser: stamp.sudoUser, program: stamp.program, host: host,
-                    cause: change.causes.isEmpty ? nil : change.causes.joined(separator: "; "),
-                    changes: change.changes, versionChange: change.versionChange))
+                DocumentHistory.Carried(
+                    HistoryEntry(
+                        sequence: history.sequence, date: stamp.date, user: stamp.user,
+                        sudoUser: stamp.sudoUser, program: stamp.program, host: host,
+                        cause: change.causes.isEmpty ? nil : change.causes.joined(separator: "; "),
+                        changes: change.changes, versionChange: change.versionChange)))
         }
+        let carried = history.carried
         if let archive = storage.historyArchive {
-            let carried = history.entries
-            let bytes = carried.reduce(0) { $0 + $1.storedSize }
+            let bytes = carried.reduce(0) { $0 + $1.text.count }
             if !carried.isEmpty,
                 archived
                     || carried.count >= Self.documentHistoryEntries
                     || bytes >= Self.documentHistoryBytes
             {
                 if !archived {
-                    try archive.append(
-                        carried.map { ($0.sequence, Array($0.jsonText.utf8)) }, keep: keep)
+                    try archive.append(carried.map { ($0.sequence, $0.text) }, keep: keep)
                     archived = true
                 }
-                history.entries = fresh
+                history.carried = fresh
             } else {
-                history.entries = carried + fresh
+                history.carried = carried + fresh
             }
         } else {
-            history.entries = Array(keep.kept(history.entries + fresh))
+            let all = carried + fresh
+            history.carried = Array(all[keep.firstKept(sizes: all.map(\.text.count))...])
         }
         return history
     }
@@ -133,7 +134,7 @@ extension StoreCore {
     ) {
         var entries: [HistoryEntry] = []
         if let archive = storage.historyArchive {
-            let first = history.entries.first?.sequence ?? history.sequence + 1
+            let first = history.carried.first?.sequence ?? history.sequence + 1
             for text in try archive.readEntries() {
                 guard let sequence = HistoryEntry.sequence(ofJSONText: text),
                     (sequence < first) && (sequence > (entries.last?.sequence ?? 0)),
