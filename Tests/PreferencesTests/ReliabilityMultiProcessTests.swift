@@ -25,6 +25,14 @@ import Testing
     @Test func incrementsAreExactWithOtherKeysSetBeside() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
+        // A larger history than the writers' own default, asked for once:
+        // the store records it, and every writer then keeps at least it (H4).
+        var limits = PreferencesLimits()
+        limits.history = HistoryLimit(entries: 10_000, bytes: 16 << 20)
+        do {
+            let setup = try await PreferencesStore(fileURL: url, limits: limits, liveReads: false)
+            try await setup.set(.language, "fr")
+        }
         let done = Flag()
         let side = Task.detached { () -> (set: [String: Int64], count: Int, failures: [String]) in
             var set: [String: Int64] = [:]
@@ -71,6 +79,31 @@ import Testing
             #expect(stored == value, "\(key)")
             if stored == value { intact += 1 }
         }
+        // Every change has its entry: the setup's one, the increments, and
+        // each prefs set, numbered 1, 2, 3 … with no gap, each key's old
+        // value the new value of the change before that touched it.
+        let reader = try await PreferencesStore(fileURL: url, limits: limits, liveReads: false)
+        let history = try await reader.history()
+        let expectedChanges = 1 + Int64(Self.processes * Self.increments) + Int64(sets)
+        #expect(history.latest == expectedChanges)
+        #expect(history.entries.map(\.sequence) == Array(1...expectedChanges))
+        var last: [String: PreferenceValue] = [:]
+        var chained = true
+        for entry in history.entries {
+            for (key, change) in entry.changes {
+                if change.old != last[key] {
+                    chained = false
+                    Issue.record(
+                        "#\(entry.sequence) \(key): old \(String(describing: change.old)), before it \(String(describing: last[key]))"
+                    )
+                }
+                last[key] = change.new
+            }
+        }
+        #expect(last == reader.snapshot.values, "the entries replayed end where the file is")
+        Reliability.report(
+            "history: \(history.entries.count) entries, #1 to #\(history.latest), no gap, "
+                + (chained ? "each old value the previous new one" : "NOT CHAINED"))
         Reliability.report(
             "multi-process: \(Self.processes) processes × \(Self.increments) increments = \(counter ?? -1) "
                 + "(expected \(expected)); beside them "
