@@ -10,7 +10,7 @@ func runBench() async throws {
         // Child for P5: for each number read on stdin, print the wall clock and
         // set it.
         let url = URL(fileURLWithPath: arguments[1])
-        let store = try await PreferencesStore(fileURL: url)
+        let store = try await PreferencesStore(fileURL: url, limits: Cases.noHistory)
         FileHandle.standardOutput.write(Data("ready\n".utf8))
         while let line = readLine(), let value = Int(line) {
             FileHandle.standardOutput.write(Data("\(wallClock())\n".utf8))
@@ -99,6 +99,18 @@ func runBench() async throws {
     if selected("P7") { report(try await cases.importProperties()) }
     if selected("P8") { report(try await cases.coldStart()) }
     if selected("P9") { report(try await cases.etcd()) }
+    if selected("P10") {
+        // `prefs` beside this program, as `swift build -c release` builds it.
+        let prefs = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("prefs")
+        let found = FileManager.default.isExecutableFile(atPath: prefs.path)
+        if !found {
+            FileHandle.standardError.write(
+                Data("  P10 prefs log: no prefs beside prefs-bench (swift build -c release)\n".utf8)
+            )
+        }
+        for row in try await cases.history(prefs: found ? prefs : nil) { report(row) }
+    }
 
     if json {
         let encoder = JSONEncoder()

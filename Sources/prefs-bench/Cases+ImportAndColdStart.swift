@@ -26,7 +26,7 @@ extension Cases {
         var read: LegacyContents?
         parse = try time { read = try LegacyReader.read(.properties, at: source) }
         let contents = read!
-        let store = try await PreferencesStore(fileURL: target)
+        let store = try await PreferencesStore(fileURL: target, limits: Cases.noHistory)
         try await store.edit { try $0.merge(contents.values) }
         precondition(store.snapshot.values.count == 10_000)
         return store
@@ -88,7 +88,7 @@ extension Cases {
         for url in urls {
             ours.append(
                 try await timeAsync {
-                    let store = try await PreferencesStore(fileURL: url)
+                    let store = try await PreferencesStore(fileURL: url, limits: Self.noHistory)
                     precondition(store[.benchFlag])
                 })
             foundation.append(
@@ -138,7 +138,7 @@ extension Cases {
         FileHandle.standardError.write(Data("opening \(count) stores\n".utf8))
         let elapsed = try await timeAsync {
             for url in urls {
-                let store = try await PreferencesStore(fileURL: url)
+                let store = try await PreferencesStore(fileURL: url, limits: Cases.noHistory)
                 precondition(store[.benchFlag])
             }
         }

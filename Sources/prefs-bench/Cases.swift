@@ -42,8 +42,20 @@ struct Cases {
 
     func file(_ name: String) -> URL { directory.appendingPathComponent(name) }
 
-    func seed(_ url: URL, _ values: [String: PreferenceValue]) async throws {
-        let store = try await PreferencesStore(fileURL: url)
+    /// Limits without history: the rows P1 to P9 measure the store as it
+    /// was targeted, and P10 measures what history adds.
+    static let noHistory: PreferencesLimits = {
+        var limits = PreferencesLimits()
+        limits.history = .off
+        return limits
+    }()
+
+    func seed(
+        _ url: URL, _ values: [String: PreferenceValue], limits: PreferencesLimits = noHistory
+    )
+        async throws
+    {
+        let store = try await PreferencesStore(fileURL: url, limits: limits)
         try await store.edit { prefs in
             for (key, value) in values { prefs[raw: key] = value }
         }
@@ -53,7 +65,7 @@ struct Cases {
     func cachedRead() async throws -> Row {
         let url = file("p1.json")
         try await seed(url, twentyValues())
-        let store = try await PreferencesStore(fileURL: url)
+        let store = try await PreferencesStore(fileURL: url, limits: Cases.noHistory)
         let defaults = UserDefaults(suiteName: "prefs-bench-p1")!
         defaults.set(true, forKey: "flag")
         let count = quick ? 200_000 : 2_000_000
@@ -83,7 +95,7 @@ struct Cases {
     func durableSet() async throws -> Row {
         let url = file("p2.json")
         try await seed(url, twentyValues())
-        let store = try await PreferencesStore(fileURL: url)
+        let store = try await PreferencesStore(fileURL: url, limits: Self.noHistory)
         let floorURL = file("p2-floor.json")
         let codableURL = file("p2-codable.json")
         let defaults = UserDefaults(suiteName: "prefs-bench-p2")!
@@ -134,10 +146,10 @@ struct Cases {
     func concurrentSets() async throws -> Row {
         let url = file("p3.json")
         try await seed(url, concurrentSetValues())
-        let store = try await PreferencesStore(fileURL: url)
+        let store = try await PreferencesStore(fileURL: url, limits: Cases.noHistory)
         let smallURL = file("p3-small.json")
         try await seed(smallURL, twentyValues())
-        let small = try await PreferencesStore(fileURL: smallURL)
+        let small = try await PreferencesStore(fileURL: smallURL, limits: Cases.noHistory)
         var samples: [Double] = []
         var singles: [Double] = []
         var smallSingles: [Double] = []
@@ -205,7 +217,8 @@ struct Cases {
         for _ in 0..<(quick ? 5 : 21) {
             ours.append(
                 try await timeAsync {
-                    let store = try await PreferencesStore(storage: FileStorage(fileURL: url))
+                    let store = try await PreferencesStore(
+                        storage: FileStorage(fileURL: url), limits: Cases.noHistory)
                     precondition(store.snapshot.values.count == 10_000)
                 })
             foundation.append(
@@ -232,7 +245,8 @@ struct Cases {
     func changeDelivery(benchPath: String) async throws -> Row {
         let count = quick ? 50 : 200
         let local = try await deliveries(
-            store: try await PreferencesStore(storage: InMemoryStorage()), count: count,
+            store: try await PreferencesStore(storage: InMemoryStorage(), limits: Cases.noHistory),
+            count: count,
             write: { store, value in
                 let start = wallClock()
                 try await store.set(.benchCounter, value)
@@ -251,7 +265,7 @@ struct Cases {
         let lines = LineReader(output.fileHandleForReading)
         _ = lines.next()  // ready
         let external = try await deliveries(
-            store: try await PreferencesStore(fileURL: url), count: count,
+            store: try await PreferencesStore(fileURL: url, limits: Cases.noHistory), count: count,
             write: { _, value in
                 input.fileHandleForWriting.write(Data("\(value)\n".utf8))
                 return Int64(lines.next() ?? "") ?? 0
@@ -325,7 +339,8 @@ struct Cases {
             try FileManager.default.copyItem(at: url, to: copy)
             let residentBefore = residentBytes() ?? 0
             let before = heapBytesInUse() ?? 0
-            let store = try await PreferencesStore(storage: FileStorage(fileURL: copy))
+            let store = try await PreferencesStore(
+                storage: FileStorage(fileURL: copy), limits: Cases.noHistory)
             let after = heapBytesInUse() ?? before
             residentGrowth.append(Double(max(0, (residentBytes() ?? 0) - residentBefore)))
             increments.append(Double(max(0, after - before)))

@@ -69,7 +69,8 @@ struct ConcurrentProfile {
         let url = cases.file("profile-p3.json")
         try await cases.seed(url, concurrentSetValues())
         let store = try await PreferencesStore(
-            fileURL: url, liveReads: ProcessInfo.processInfo.environment["NOLIVE"] == nil)
+            fileURL: url, limits: Cases.noHistory,
+            liveReads: ProcessInfo.processInfo.environment["NOLIVE"] == nil)
         var totals: [Double] = []
         var writeCounts: [Int] = []
         for round in 0..<rounds {

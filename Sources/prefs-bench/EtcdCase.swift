@@ -33,7 +33,8 @@ extension Cases {
 
         // set against one bare transaction.
         let store = try await PreferencesStore(
-            storage: EtcdStorage(configuration: configuration, key: "/bench/set"))
+            storage: EtcdStorage(configuration: configuration, key: "/bench/set"),
+            limits: Cases.noHistory)
         let feed = store.changes(.benchCounter)
         let watching = Task { for await _ in feed {} }
         defer { watching.cancel() }
@@ -68,10 +69,12 @@ extension Cases {
         // Delivery to another replica.
         let writer = try await PreferencesStore(
             storage: EtcdStorage(
-                configuration: configuration, key: "/bench/delivery", sharesStateInProcess: false))
+                configuration: configuration, key: "/bench/delivery", sharesStateInProcess: false),
+            limits: Cases.noHistory)
         let reader = try await PreferencesStore(
             storage: EtcdStorage(
-                configuration: configuration, key: "/bench/delivery", sharesStateInProcess: false))
+                configuration: configuration, key: "/bench/delivery", sharesStateInProcess: false),
+            limits: Cases.noHistory)
         let delivery = try await deliveries(
             store: reader, count: rounds,
             write: { _, value in

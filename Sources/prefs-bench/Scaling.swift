@@ -63,7 +63,7 @@ struct Scaling {
             let copied = try copy(round)
             opens.append(
                 try await timeAsync {
-                    let store = try await PreferencesStore(fileURL: copied)
+                    let store = try await PreferencesStore(fileURL: copied, limits: Cases.noHistory)
                     precondition(store.snapshot.values.count == keys)
                 })
         }
@@ -75,12 +75,14 @@ struct Scaling {
         let copies = try (0..<stores).map { try copy(rounds + $0) }
         let before = heapBytesInUse() ?? 0
         var measured: [PreferencesStore] = []
-        for copied in copies { measured.append(try await PreferencesStore(fileURL: copied)) }
+        for copied in copies {
+            measured.append(try await PreferencesStore(fileURL: copied, limits: Cases.noHistory))
+        }
         let memory = Double(max(0, (heapBytesInUse() ?? 0) - before)) / Double(stores)
         withExtendedLifetime(measured) {}
 
         // One durable set, beside the durable replace of the same bytes.
-        let store = try await PreferencesStore(fileURL: url)
+        let store = try await PreferencesStore(fileURL: url, limits: Cases.noHistory)
         let floorURL = cases.file("scaling-\(keys)-floor.json")
         var sets: [Double] = []
         var floors: [Double] = []
@@ -94,7 +96,8 @@ struct Scaling {
         // so that no disk time is counted.
         var delivery: [Int: Double] = [:]
         for count in subscriberCounts {
-            let memoryStore = try await PreferencesStore(storage: InMemoryStorage())
+            let memoryStore = try await PreferencesStore(
+                storage: InMemoryStorage(), limits: Cases.noHistory)
             try await memoryStore.edit { prefs in
                 for (key, value) in contents { prefs[raw: key] = value }
             }

@@ -1,0 +1,116 @@
+import Foundation
+import Preferences
+
+/// P10: what history costs (H1–H4 in
+/// Sources/Preferences/Preferences.docc/HistoryAndUndo.md), on a 20-key
+/// store with 1,000 entries kept.
+extension Cases {
+    /// The 20-key store with 1,000 changes in its history, and beside it the
+    /// same values in a store without history, whose document the floor
+    /// writes.
+    func historyStore() async throws -> (store: PreferencesStore, plain: PreferencesStore, url: URL)
+    {
+        let url = file("p10.json")
+        let plainURL = file("p10-plain.json")
+        try await seed(url, twentyValues(), limits: PreferencesLimits())
+        try await seed(plainURL, twentyValues())
+        let store = try await PreferencesStore(fileURL: url)
+        let plain = try await PreferencesStore(fileURL: plainURL, limits: Self.noHistory)
+        for index in 0..<1000 { try await store.set(.benchCounter, -1 - index) }
+        return (store, plain, url)
+    }
+
+    // P10
+    func history(prefs: URL?) async throws -> [Row] {
+        let (store, plain, url) = try await historyStore()
+        let floorURL = file("p10-floor.json")
+        var ours: [Double] = []
+        var floor: [Double] = []
+        for index in 0..<iterations {
+            ours.append(try await timeAsync { try await store.set(.benchCounter, index) })
+            try await plain.set(.benchCounter, index)
+            let bytes = Array(try Data(contentsOf: plain.storage.location.fileURL))
+            floor.append(time { FloorWriter.replace(bytes, at: floorURL.path) })
+        }
+        let setRatio = pairedRatio(ours, floor)
+        let kept = try await store.history().entries.count
+        var rows = [
+            Row(
+                id: "P10", measure: "one durable set, 20-key store, \(kept) history entries kept",
+                ours: format(nanoseconds: median(ours)),
+                comparison:
+                    "floor of the 20-key document without history \(format(nanoseconds: median(floor)))",
+                ratio: setRatio, target: "≤ 1.3× the floor", met: setRatio <= 1.3,
+                detail: ["ours_ns": median(ours), "floor_ns": median(floor)])
+        ]
+        rows.append(try await historyColdStart(from: url))
+        if let prefs { rows.append(try historyLog(prefs: prefs, url: url)) }
+        return rows
+    }
+
+    /// P8 with history: opening copies of the store as it is after 1,000
+    /// changes (its document carries the newest entries; the archive beside
+    /// it is not read at open).
+    func historyColdStart(from url: URL) async throws -> Row {
+        let folder = file("p10-cold")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let bytes = try Data(contentsOf: url)
+        let plain = try Data(contentsOf: file("p10-plain.json"))
+        var ours: [Double] = []
+        var foundation: [Double] = []
+        for index in 0..<(quick ? 20 : 100) {
+            let copy = folder.appendingPathComponent("cold-\(index).json")
+            let plainCopy = folder.appendingPathComponent("plain-\(index).json")
+            try bytes.write(to: copy)
+            try plain.write(to: plainCopy)
+            ours.append(
+                try await timeAsync {
+                    let store = try await PreferencesStore(fileURL: copy)
+                    precondition(store[.benchFlag])
+                })
+            foundation.append(
+                try time {
+                    let data = try Data(contentsOf: plainCopy)
+                    let decoded = try JSONDecoder().decode(TwentyFieldFile.self, from: data)
+                    precondition(decoded.values.flag)
+                })
+        }
+        let ratio = pairedRatio(ours, foundation)
+        return Row(
+            id: "P10", measure: "cold start with history: open the 20-key store and read a key",
+            ours: format(nanoseconds: median(ours)),
+            comparison:
+                "Data(contentsOf:) + JSONDecoder of the 20 fields \(format(nanoseconds: median(foundation)))",
+            ratio: ratio, target: "≤ 1.7× Foundation", met: ratio <= 1.7,
+            detail: ["ours_ns": median(ours), "foundation_ns": median(foundation)])
+    }
+
+    /// `prefs log` of the store's 1,000 entries, as a whole process.
+    func historyLog(prefs: URL, url: URL) throws -> Row {
+        var elapsed: [Double] = []
+        for _ in 0..<(quick ? 5 : 20) {
+            let process = Process()
+            process.executableURL = prefs
+            process.arguments = ["--file", url.path, "log"]
+            let output = Pipe()
+            process.standardOutput = output
+            let started = DispatchTime.now().uptimeNanoseconds
+            try process.run()
+            let text = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            elapsed.append(Double(DispatchTime.now().uptimeNanoseconds - started))
+            precondition(process.terminationStatus == 0, "prefs log failed")
+            precondition(text.split(separator: 0x0A).count >= 1000, "prefs log printed too little")
+        }
+        let milliseconds = median(elapsed) / 1e6
+        return Row(
+            id: "P10", measure: "prefs log of 1,000 entries, as a whole process",
+            ours: format(nanoseconds: median(elapsed)), comparison: "—", ratio: nil,
+            target: "≤ 30 ms", met: milliseconds <= 30,
+            detail: ["ours_ns": median(elapsed)])
+    }
+}
+
+extension String {
+    fileprivate var fileURL: URL { URL(fileURLWithPath: self) }
+}
