@@ -50,7 +50,10 @@ struct EtcdHistoryArchive: HistoryArchive {
 
     func append(_ entries: [(sequence: Int64, text: [UInt8])], keep: HistoryLimit) throws {
         guard let last = entries.last?.sequence else { return }
-        var operations: [[String: Any]] = entries.map { entry in
+        let firstKept = last - Int64(keep.entries) + 1
+        // etcd refuses a transaction that puts a key it also deletes: the
+        // entries the limit drops at once are not put at all.
+        var operations: [[String: Any]] = entries.filter { $0.sequence >= firstKept }.map { entry in
             [
                 "request_put": [
                     "key": EtcdClient.base64(key(entry.sequence)),
@@ -58,7 +61,6 @@ struct EtcdHistoryArchive: HistoryArchive {
                 ]
             ]
         }
-        let firstKept = last - Int64(keep.entries) + 1
         if firstKept > 1 {
             operations.append([
                 "request_delete_range": [

@@ -51,6 +51,29 @@ struct EtcdHistoryTests {
         #expect(keys.first == Substring(key + ".history/00000000000000000001"))
     }
 
+    @Test func aRemovalIsAttributedAndAShortHistorySaysWhereItStarts() async throws {
+        let cluster = try await SharedEtcd.cluster()
+        let key = uniqueKey()
+        var limits = PreferencesLimits()
+        limits.history = HistoryLimit(entries: 5)
+        let store = try await PreferencesStore(
+            storage: cluster.storage(key, sharesState: false), limits: limits, liveReads: false)
+        try await store.set(.language, "fr")
+        try await store.remove(.language)
+        let removal = try #require(try await store.history().entries.last)
+        #expect(removal.sequence == 2 && removal.changes["language"] == .init(old: "fr", new: nil))
+        #expect(removal.user == effectiveUserName() && !removal.host.isEmpty)
+        for value in 1...20 { try await store.set(.counter, value) }
+        let kept = try await store.history()
+        #expect(kept.entries.map(\.sequence) == Array(18...22))
+        var events = store.changes(since: 1).makeAsyncIterator()
+        #expect(
+            try await events.next(within: .seconds(20), "the gap") == .gap(after: 1, resumesAt: 18))
+        await #expect(throws: PreferencesError.historyUnavailable(sequence: 2, oldestKept: 18)) {
+            try await store.revert(2)
+        }
+    }
+
     @Test func revertRestoreAndTheResumingFeedWorkOnEtcd() async throws {
         let cluster = try await SharedEtcd.cluster()
         let key = uniqueKey()
