@@ -54,27 +54,9 @@ extension Cases {
     func historyColdStart(from url: URL) async throws -> Row {
         let folder = file("p10-cold")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let bytes = try Data(contentsOf: url)
-        let plain = try Data(contentsOf: file("p10-plain.json"))
-        var ours: [Double] = []
-        var foundation: [Double] = []
-        for index in 0..<(quick ? 20 : 100) {
-            let copy = folder.appendingPathComponent("cold-\(index).json")
-            let plainCopy = folder.appendingPathComponent("plain-\(index).json")
-            try bytes.write(to: copy)
-            try plain.write(to: plainCopy)
-            ours.append(
-                try await timeAsync {
-                    let store = try await PreferencesStore(fileURL: copy)
-                    precondition(store[.benchFlag])
-                })
-            foundation.append(
-                try time {
-                    let data = try Data(contentsOf: plainCopy)
-                    let decoded = try JSONDecoder().decode(TwentyFieldFile.self, from: data)
-                    precondition(decoded.values.flag)
-                })
-        }
+        let (ours, foundation) = try await coldStarts(
+            of: try Data(contentsOf: url), plain: try Data(contentsOf: file("p10-plain.json")),
+            in: folder, limits: PreferencesLimits())
         let ratio = pairedRatio(ours, foundation)
         return Row(
             id: "P10", measure: "cold start with history: open the 20-key store and read a key",

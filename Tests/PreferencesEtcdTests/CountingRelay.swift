@@ -137,10 +137,7 @@ final class CountingRelay: Sendable {
         guard let socket = EtcdCluster.bindLoopback(port: 0, reuseAddress: false) else {
             return nil
         }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var address = EtcdCluster.loopbackAddress(port: port)
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0

@@ -169,6 +169,15 @@ package final class EtcdCluster: @unchecked Sendable {
         return 1_024...65_535
     }
 
+    /// 127.0.0.1 at `port`, as the socket calls take it.
+    package static func loopbackAddress(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+
     /// A socket bound to `port` on loopback (0: any free port), with
     /// `SO_REUSEADDR` as etcd's own listeners have it unless asked not to;
     /// nil when it cannot be bound.
@@ -182,10 +191,7 @@ package final class EtcdCluster: @unchecked Sendable {
         var reuse: Int32 = reuseAddress ? 1 : 0
         _ = setsockopt(
             handle, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var address = loopbackAddress(port: port)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(handle, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0

@@ -8,19 +8,9 @@ import Testing
 /// never a crash or another error: mutated valid documents, seeded so a
 /// failure repeats.
 @Suite(.timeLimit(.minutes(10))) struct LegacyRobustnessTests {
-    /// SplitMix64: small, seedable, the same on every platform.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var value = state
-            value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-            return value ^ (value >> 31)
-        }
-    }
-
-    static func mutations(of seed: [UInt8], count: Int, generator: inout Generator) -> [[UInt8]] {
+    static func mutations(of seed: [UInt8], count: Int, generator: inout SeededGenerator)
+        -> [[UInt8]]
+    {
         let interesting: [UInt8] =
             Array("<>&;#x/=\"'\\\n\r\0 u".utf8) + [0x00, 0x7F, 0x80, 0xC3, 0xFF]
         return (0..<count).map { _ in
@@ -58,7 +48,7 @@ import Testing
     }
 
     @Test func propertiesNeverCrash() {
-        var generator = Generator(state: 1)
+        var generator = SeededGenerator(state: 1)
         let seed = Array("# c\na = b\\\n  c\nk\\u0041: \\t v\r\n! x\nlast\\".utf8)
         let inputs = Self.mutations(of: seed, count: 3000, generator: &generator)
         Self.expectOnlyFormatErrors(inputs) {
@@ -68,7 +58,7 @@ import Testing
     }
 
     @Test func sharedPrefsNeverCrash() {
-        var generator = Generator(state: 2)
+        var generator = SeededGenerator(state: 2)
         let seed = Array(
             """
             <?xml version='1.0' encoding='utf-8' standalone='yes' ?>
@@ -83,7 +73,7 @@ import Testing
     }
 
     @Test func propertyListsNeverCrash() throws {
-        var generator = Generator(state: 3)
+        var generator = SeededGenerator(state: 3)
         let sample: [String: Any] = [
             "a": [1, "two", 3.5, true, Data([1, 2]), Date(timeIntervalSince1970: 0)] as [Any],
             "b": ["c": Int64.max, "é": "ü"] as [String: Any],
@@ -117,7 +107,7 @@ import Testing
     }
 
     @Test func jsonNeverCrashes() {
-        var generator = Generator(state: 4)
+        var generator = SeededGenerator(state: 4)
         let seed = Array(#"{"a": [1, 2.5, "x\u00e9", null, true], "b": {"c": -3e2}}"#.utf8)
         let inputs = Self.mutations(of: seed, count: 2000, generator: &generator)
         Self.expectOnlyFormatErrors(inputs) { _ = try JSONValuesParser.parse($0, file: "f") }
