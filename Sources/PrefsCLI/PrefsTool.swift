@@ -62,7 +62,7 @@ public struct PrefsTool: Sendable {
     static let commands: [any PrefsCommand.Type] = [
         GetCommand.self, SetCommand.self, DeleteCommand.self, ListCommand.self,
         ClearCommand.self, ImportCommand.self, ExportCommand.self, WatchCommand.self,
-        LogCommand.self, RevertCommand.self, CheckCommand.self,
+        LogCommand.self, RevertCommand.self, RestoreCommand.self, CheckCommand.self,
         PathCommand.self, HelpCommand.self, CompletionsCommand.self,
     ]
 

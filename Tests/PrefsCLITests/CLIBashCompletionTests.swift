@@ -18,7 +18,7 @@ struct CLIBashCompletionTests {
 
     static let commands = [
         "get", "set", "delete", "list", "clear", "import", "export", "watch", "log", "revert",
-        "check", "path", "help", "completions",
+        "restore", "check", "path", "help", "completions",
     ]
 
     @Test func theScriptRegistersAFunctionForPrefs() async throws {

@@ -6,7 +6,7 @@ import Testing
 @Suite(.timeLimit(.minutes(10))) struct CLIHelpTests {
     static let commands = [
         "get", "set", "delete", "list", "clear", "import", "export", "watch", "log", "revert",
-        "check", "path",
+        "restore", "check", "path",
     ]
 
     @Test(arguments: [["--help"], ["-h"]])

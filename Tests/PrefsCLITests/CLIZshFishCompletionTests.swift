@@ -53,7 +53,7 @@ import Testing
             try await fishCompletions("prefs ")
                 == [
                     "check", "clear", "completions", "delete", "export", "get", "help", "import",
-                    "list", "log", "path", "revert", "set", "watch",
+                    "list", "log", "path", "restore", "revert", "set", "watch",
                 ])
         #expect(try await fishCompletions("prefs --suite ") == ["app", "other"])
         #expect(
