@@ -62,7 +62,8 @@ public struct PrefsTool: Sendable {
     static let commands: [any PrefsCommand.Type] = [
         GetCommand.self, SetCommand.self, DeleteCommand.self, ListCommand.self,
         ClearCommand.self, ImportCommand.self, ExportCommand.self, WatchCommand.self,
-        CheckCommand.self, PathCommand.self, HelpCommand.self, CompletionsCommand.self,
+        LogCommand.self, RevertCommand.self, RestoreCommand.self, CheckCommand.self,
+        PathCommand.self, HelpCommand.self, CompletionsCommand.self,
     ]
 
     /// Builds the command's context (store errors come first), then the

@@ -72,6 +72,12 @@ import Testing
             #expect(Set(options).count == options.count, "\(command.name) repeats an option")
             #expect(global.isDisjoint(with: options), "\(command.name) shadows a global option")
             #expect(options.allSatisfy { $0.hasPrefix("--") }, "\(command.name)")
+            // A short name is a dash and one letter, not -h, used once.
+            let short = command.optionSpecs.compactMap(\.shortName)
+            #expect(Set(short).count == short.count, "\(command.name) repeats a short name")
+            #expect(
+                short.allSatisfy { $0.count == 2 && $0.hasPrefix("-") && $0 != "-h" && $0 != "--" },
+                "\(command.name)")
             #expect(
                 !command.help.summary.isEmpty && !command.help.examples.isEmpty, "\(command.name)")
         }
@@ -86,6 +92,9 @@ import Testing
                 // fish names long options without their dashes (-l json).
                 let name = shell == .fish ? "-l \(option.name.dropFirst(2))" : option.name
                 #expect(script.contains(name), "\(shell) lacks \(command.name) \(option.name)")
+                guard let short = option.shortName else { continue }
+                let shortName = shell == .fish ? "-s \(short.dropFirst())" : short
+                #expect(script.contains(shortName), "\(shell) lacks \(command.name) \(short)")
             }
         }
     }

@@ -53,7 +53,7 @@ import Testing
             try await fishCompletions("prefs ")
                 == [
                     "check", "clear", "completions", "delete", "export", "get", "help", "import",
-                    "list", "path", "set", "watch",
+                    "list", "log", "path", "restore", "revert", "set", "watch",
                 ])
         #expect(try await fishCompletions("prefs --suite ") == ["app", "other"])
         #expect(

@@ -8,28 +8,59 @@ import Preferences
 /// where that is recorded (see "Who changed what" in
 /// Sources/Preferences/Preferences.docc/OperatorLoop.md), and
 /// `{"key":"k","removed":true}` for a key that was removed.
+///
+/// With `--since SEQ` it follows the store's history instead, as
+/// `PreferencesStore.changes(since:)` delivers it: each change after SEQ,
+/// first those the history keeps and then each new one, as the entry's
+/// JSON object (what `prefs log --json` prints), and
+/// `{"gap":{"after":N,"resumes_at":M}}` where the changes between are not
+/// in the history kept.
 struct WatchCommand: PrefsCommand {
     static let name = "watch"
     static let arguments = CommandArguments("[KEY ...]", 0..., completing: [.keys])
+    static let since = ValueOption<Self>(
+        "--since", "SEQ",
+        help: "Print every change after sequence number SEQ as its history entry, then new ones.")
+    static let options: [any OptionDeclaration] = [since]
     static let help = CommandHelp(
         summary: "Print one JSON line per change until interrupted.",
         discussion: """
             First prints the current value of every stored key (or of each KEY \
             given), then one line per changed key as changes happen, in this \
             process or any other: {"key":"k","value":<json>} when a key is set \
-            and {"key":"k","removed":true} when it is removed. Lines are \
-            flushed as they are written. SIGINT or SIGTERM ends it with status 0.
+            and {"key":"k","removed":true} when it is removed. With --since SEQ it \
+            prints instead every change after SEQ (see 'prefs log'), first from the \
+            history and then as each is made, none missed nor repeated, one \
+            history entry a line as 'prefs log --json' prints it (with KEY, only \
+            the changes that touched one of the keys); where the history no \
+            longer keeps some changes it prints {"gap":{"after":N,"resumes_at":M}} \
+            before going on. So a consumer that remembers the last sequence it \
+            handled resumes where it stopped. Lines are flushed as they are \
+            written. SIGINT or SIGTERM ends it with status 0.
             """,
         examples: [
             ("watch", "follows every key"),
             ("watch dark_mode language", "follows two keys"),
+            ("watch --since 412", "the changes after #412, then new ones"),
         ])
 
     /// The keys to follow; empty for every key.
     let keys: Set<String>
+    /// The sequence number to follow the history from, with `--since`.
+    let since: Int64?
 
-    init(_ parsed: ParsedOptions<Self>) {
+    init(_ parsed: ParsedOptions<Self>) throws(CommandFailure) {
         keys = Set(parsed.arguments)
+        if let text = parsed[Self.since] {
+            guard let sequence = HistoryPoint.sequence(text) else {
+                throw .usage(
+                    "invalid \(Self.since.spec.name) '\(text)' (use a sequence number)",
+                    usage: Self.self)
+            }
+            since = sequence
+        } else {
+            since = nil
+        }
     }
 
     func run(_ context: CommandContext) async throws {
@@ -37,6 +68,12 @@ struct WatchCommand: PrefsCommand {
         let output = context.output
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
+                if let since {
+                    for await event in store.changes(since: since) {
+                        if let line = Self.historyLine(event, keys: keys) { output.print(line) }
+                    }
+                    return
+                }
                 var previous: [String: PreferenceValue] = [:]
                 for await snapshot in store.changes() {
                     var current = snapshot.values
@@ -50,6 +87,22 @@ struct WatchCommand: PrefsCommand {
             group.addTask { await context.stopSignal() }
             await group.next()
             group.cancelAll()
+        }
+    }
+
+    /// The line for one event of the history feed: the entry's JSON, nil
+    /// for a change that touched none of `keys` (when there are any), or
+    /// the gap. A gap is always shown: the changes it stands for may have
+    /// touched the keys.
+    static func historyLine(_ event: HistoryEvent, keys: Set<String>) -> String? {
+        switch event {
+        case .change(let entry):
+            guard keys.isEmpty || entry.changes.keys.contains(where: keys.contains) else {
+                return nil
+            }
+            return entry.jsonText
+        case .gap(let after, let resumesAt):
+            return "{\"gap\":{\"after\":\(after),\"resumes_at\":\(resumesAt)}}"
         }
     }
 

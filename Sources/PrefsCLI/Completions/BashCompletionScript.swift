@@ -144,7 +144,7 @@ enum BashCompletionScript {
     private static var optionCases: String {
         var lines = [#"        '') echo "$global --version" ;;"#]
         for command in CompletionScript.commands {
-            let names = CompletionScript.options(of: command).map(\.name)
+            let names = CompletionScript.options(of: command).flatMap(\.names)
             guard !names.isEmpty else { continue }
             lines.append(
                 "        \(command.name)) echo \"\(names.joined(separator: " ")) $global\" ;;")

@@ -35,14 +35,13 @@ enum CompletionScript {
     /// The global options, valid before and after any command.
     static var globalOptions: [OptionSpec] { GlobalOptions.optionSpecs }
 
-    /// The names of the options that take a value, so a script knows the
-    /// next word is that value and not an argument.
+    /// The names of the options that take a value, short names too, so a
+    /// script knows the next word is that value and not an argument.
     static var valueOptionNames: [String] {
         var names = globalOptions.filter(\.takesValue).map(\.name)
         for command in commands {
-            for option in options(of: command)
-            where option.takesValue && !names.contains(option.name) {
-                names.append(option.name)
+            for option in options(of: command) where option.takesValue {
+                names += option.names.filter { !names.contains($0) }
             }
         }
         return names
@@ -55,14 +54,17 @@ enum CompletionScript {
         let completion: Completion
     }
 
-    /// What each option's value completes to, global options first.
+    /// What each option's value completes to (under each of its names),
+    /// global options first.
     static var valueRules: [ValueRule] {
         var rules = globalOptions.map {
             ValueRule(command: nil, option: $0.name, completion: $0.completion)
         }
         for command in commands {
-            rules += options(of: command).map {
-                ValueRule(command: command.name, option: $0.name, completion: $0.completion)
+            for option in options(of: command) {
+                rules += option.names.map {
+                    ValueRule(command: command.name, option: $0, completion: option.completion)
+                }
             }
         }
         return rules.filter { $0.completion != .nothing }

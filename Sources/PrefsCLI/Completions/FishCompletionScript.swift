@@ -137,6 +137,7 @@ enum FishCompletionScript {
         var parts = ["complete -c prefs"]
         if let condition { parts.append("-n " + quoted(condition)) }
         parts.append("-l " + spec.name.dropFirst(2))
+        if let short = spec.shortName { parts.append("-s " + short.dropFirst()) }
         if spec.takesValue {
             parts.append(spec.completion == .files ? "-r" : "-x")
             if spec.completion != .nothing { parts.append(candidates(spec.completion)) }

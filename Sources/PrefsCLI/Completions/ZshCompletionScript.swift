@@ -150,7 +150,9 @@ enum ZshCompletionScript {
             guard !options.isEmpty else { continue }
             lines.append("        (\(command.name))")
             lines.append("            options=(")
-            lines += options.map { described($0.name, $0.help, indent: 16) }
+            lines += options.flatMap { option in
+                option.names.map { described($0, option.help, indent: 16) }
+            }
             lines.append("            )")
             lines.append("            ;;")
         }

@@ -2,10 +2,14 @@
 ///
 /// Rules: the first word that is not an option names the command; options
 /// may come before or after it (global ones anywhere, a command's own after
-/// it); a value follows its option as the next word or after `=`; `--` ends
-/// the options, so every later word is an argument (`prefs set k -- --dash`);
-/// a word that looks like a negative number (`-5`, `-0.5`) is an argument.
-/// Any other problem is a ``CommandFailure`` with exit status 2.
+/// it); a value follows its option as the next word or after `=`; a
+/// command's option may also have a short name, a dash and one letter
+/// (`-n` for `--max-count`), whose value is the next word or joined to it
+/// (`-n 5`, `-n5`); `--` ends the options, so every later word is an
+/// argument (`prefs set k -- --dash`); a word that looks like a negative
+/// number (`-5`, `-0.5`) is an argument. A command's required option
+/// missing, like a missing argument, and any other problem is a
+/// ``CommandFailure`` with exit status 2.
 struct CommandLineParser {
     let commands: [any PrefsCommand.Type]
     let globalOptions: [OptionSpec]
@@ -46,6 +50,8 @@ struct CommandLineParser {
             if word.hasPrefix("--"), let equals = word.firstIndex(of: "=") {
                 name = String(word[..<equals])
                 attached = String(word[word.index(after: equals)...])
+            } else if let joined = Self.shortNameWithValue(word, of: invocation.command) {
+                (name, attached) = joined
             }
             switch name {
             case "--help", "-h":
@@ -94,7 +100,24 @@ struct CommandLineParser {
             let extra = invocation.arguments[maximum]
             throw .usage("unexpected argument '\(extra)'", usage: command)
         }
+        if let missing = command.optionSpecs.first(where: {
+            $0.isRequired && !invocation.gave($0)
+        }) {
+            throw .usage("missing \(missing.synopsis)", usage: command)
+        }
         return invocation
+    }
+
+    /// `-n5` split into the short name and its value, when `command` has
+    /// an option of that short name that takes a value.
+    static func shortNameWithValue(_ word: String, of command: (any PrefsCommand.Type)?)
+        -> (name: String, value: String)?
+    {
+        guard !word.hasPrefix("--"), word.count > 2, let command else { return nil }
+        let name = String(word.prefix(2))
+        guard let spec = command.option(named: name), spec.shortName == name, spec.takesValue
+        else { return nil }
+        return (name, String(word.dropFirst(2)))
     }
 
     /// `-x`, `--name`, `--name=value`; not `-`, not `-5` or `-.5`.

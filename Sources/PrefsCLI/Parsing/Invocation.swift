@@ -26,6 +26,11 @@ struct Invocation: Sendable {
         }
     }
 
+    /// Whether the option was given.
+    func gave(_ option: OptionSpec) -> Bool {
+        values[option.name] != nil || flags.contains(option.name)
+    }
+
     /// The arguments and options as `Owner` declares them.
     func options<Owner: OptionOwner>(for owner: Owner.Type) -> ParsedOptions<Owner> {
         ParsedOptions(arguments: arguments, values: values, flags: flags)

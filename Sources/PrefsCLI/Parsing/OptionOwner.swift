@@ -20,8 +20,9 @@ extension OptionOwner {
     /// The specs of ``options``.
     static var optionSpecs: [OptionSpec] { options.map(\.spec) }
 
-    /// The spec named `name` (with its dashes), if `Self` declares one.
+    /// The spec named `name` (with its dashes, long or short), if `Self`
+    /// declares one.
     static func option(named name: String) -> OptionSpec? {
-        options.lazy.map(\.spec).first { $0.name == name }
+        options.lazy.map(\.spec).first { $0.names.contains(name) }
     }
 }

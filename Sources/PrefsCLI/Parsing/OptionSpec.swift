@@ -6,6 +6,9 @@
 struct OptionSpec: Sendable {
     /// The long name, with its dashes: `--format`.
     let name: String
+    /// Another name: a dash and one letter (`-n`), or nil. The parser takes
+    /// it as ``name``; usage shows it instead of the long name.
+    let shortName: String?
     /// The placeholder shown in help (`FORMAT`); nil for a flag.
     let valueName: String?
     /// One line for `--help`.
@@ -14,11 +17,39 @@ struct OptionSpec: Sendable {
     let completion: Completion
     /// Left out of help and completion scripts; for what scripts pass to `prefs`.
     let isHidden: Bool
+    /// The command needs it: the parser fails without it, and usage shows
+    /// it without brackets.
+    let isRequired: Bool
+
+    init(
+        name: String, shortName: String? = nil, valueName: String?, help: String,
+        completion: Completion, isHidden: Bool, isRequired: Bool = false
+    ) {
+        self.name = name
+        self.shortName = shortName
+        self.valueName = valueName
+        self.help = help
+        self.completion = completion
+        self.isHidden = isHidden
+        self.isRequired = isRequired
+    }
 
     var takesValue: Bool { valueName != nil }
 
-    /// How the option appears in a synopsis: `--json`, `--format FORMAT`.
+    /// Every name the option answers to: the long one, then the short one.
+    var names: [String] { [name] + (shortName.map { [$0] } ?? []) }
+
+    /// How the option appears in a usage line: `--json`, `--format FORMAT`,
+    /// `-n N` for one with a short name.
     var synopsis: String {
-        valueName.map { "\(name) \($0)" } ?? name
+        let shown = shortName ?? name
+        return valueName.map { "\(shown) \($0)" } ?? shown
+    }
+
+    /// How the option appears in the list of options: as ``synopsis``, or
+    /// `-n, --max-count N` for one with a short name.
+    var helpSynopsis: String {
+        let shown = shortName.map { "\($0), \(name)" } ?? name
+        return valueName.map { "\(shown) \($0)" } ?? shown
     }
 }

@@ -2,7 +2,10 @@
 /// read from ``ParsedOptions`` it is a `String?`: the value given last, or
 /// nil when the option was not given.
 ///
-/// `completing` says what completion scripts offer for the value.
+/// `completing` says what completion scripts offer for the value; `short`
+/// gives the option a second name of a dash and one letter, which usage
+/// shows (`-n N`) and the parser takes as the long one; a `required` option
+/// is one the command cannot run without (the parser says it is missing).
 ///
 /// ```swift
 /// static let format = ValueOption<ExportCommand>(
@@ -14,11 +17,11 @@ struct ValueOption<Owner: OptionOwner>: OptionDeclaration {
     let spec: OptionSpec
 
     init(
-        _ name: String, _ valueName: String, help: String, completing: Completion = .nothing,
-        hidden: Bool = false
+        _ name: String, _ valueName: String, short: String? = nil, help: String,
+        completing: Completion = .nothing, hidden: Bool = false, required: Bool = false
     ) {
         spec = OptionSpec(
-            name: name, valueName: valueName, help: help, completion: completing,
-            isHidden: hidden)
+            name: name, shortName: short, valueName: valueName, help: help,
+            completion: completing, isHidden: hidden, isRequired: required)
     }
 }

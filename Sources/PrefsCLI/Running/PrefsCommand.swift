@@ -58,11 +58,13 @@ extension PrefsCommand {
     static var options: [any OptionDeclaration] { [] }
     static var readsManifest: Bool { true }
 
-    /// `prefs get KEY [--json] [--long]`.
+    /// `prefs get KEY [--json] [--long]`; a required option has no brackets.
     static var usage: String {
         var parts = ["prefs", name]
         if !arguments.synopsis.isEmpty { parts.append(arguments.synopsis) }
-        parts += optionSpecs.filter { !$0.isHidden }.map { "[\($0.synopsis)]" }
+        parts += optionSpecs.filter { !$0.isHidden }.map {
+            $0.isRequired ? $0.synopsis : "[\($0.synopsis)]"
+        }
         return parts.joined(separator: " ")
     }
 }

@@ -56,8 +56,8 @@ enum HelpText {
     }
 
     private static func optionLines(_ options: [OptionSpec]) -> [String] {
-        let width = options.map(\.synopsis.count).max() ?? 0
-        return options.map { "  " + pad($0.synopsis, width) + "  " + $0.help }
+        let width = options.map(\.helpSynopsis.count).max() ?? 0
+        return options.map { "  " + pad($0.helpSynopsis, width) + "  " + $0.help }
     }
 
     private static func pad(_ text: String, _ width: Int) -> String {
