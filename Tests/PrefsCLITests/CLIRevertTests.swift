@@ -85,7 +85,22 @@ import Testing
         #expect(try workspace.fileState() == before)
     }
 
-    @Test(arguments: ["3", "8", "11", "0"])
+    @Test(arguments: [
+        ("11", "change #11 has not been made: the last change is #10"),
+        ("0", "there is no change #0: changes are numbered from 1"),
+    ])
+    func aChangeNotMadeIsStatusThree(sequence: String, reason: String) async throws {
+        let workspace = try CLIWorkspace()
+        try workspace.writeTrimmedHistory()
+        let before = try workspace.fileState()
+        let output = try await workspace.prefs("revert", sequence)
+        #expect(output.status == 3)
+        #expect(
+            output.standardError == "prefs: error: invalid value for key 'sequence': \(reason)\n")
+        #expect(try workspace.fileState() == before)
+    }
+
+    @Test(arguments: ["3", "8"])
     func aChangeTheHistoryDoesNotKeepIsStatusThreeNamingTheOldestKept(sequence: String)
         async throws
     {

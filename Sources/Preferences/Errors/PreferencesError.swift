@@ -86,6 +86,10 @@ extension PreferencesError: CustomStringConvertible, CustomDebugStringConvertibl
             guard let oldest else {
                 return "change #\(sequence) is not in the history, which keeps no entries"
             }
+            if sequence == 0 {
+                return
+                    "the history kept does not reach back that far (the oldest kept is #\(oldest))"
+            }
             return "change #\(sequence) is not in the history kept (the oldest kept is #\(oldest))"
         case .conflict(let keys, let reason):
             return "\(reason): \(keys.map { "'\($0)'" }.joined(separator: ", "))"

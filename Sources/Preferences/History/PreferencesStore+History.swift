@@ -54,6 +54,12 @@ extension PreferencesStore {
         let core = self.core
         return try await core.edit { prefs -> Int64? in
             let kept = try core.keptHistory(carried: prefs.baseHistory)
+            guard sequence >= 1 else {
+                throw PreferencesError.invalidValue(
+                    key: "sequence",
+                    reason: "there is no change #\(sequence): changes are numbered from 1")
+            }
+            try Self.checkMade(sequence, latest: kept.sequence)
             guard let entry = kept.entries.first(where: { $0.sequence == sequence }) else {
                 throw PreferencesError.historyUnavailable(
                     sequence: sequence, oldestKept: kept.entries.first?.sequence)
@@ -150,16 +156,24 @@ extension PreferencesStore {
         throw PreferencesError.historyUnavailable(sequence: 0, oldestKept: kept.oldestKept)
     }
 
+    /// Fails with ``PreferencesError/invalidValue(key:reason:)`` for a
+    /// change that has not been made (a sequence past the latest, or
+    /// negative).
+    static func checkMade(_ sequence: Int64, latest: Int64) throws {
+        guard sequence >= 0, sequence <= latest else {
+            throw PreferencesError.invalidValue(
+                key: "sequence",
+                reason: "change #\(sequence) has not been made: the last change is #\(latest)")
+        }
+    }
+
     /// The values and version right after change `sequence`: the current
     /// ones with every later change undone, newest first.
     static func state(
         at sequence: Int64, kept: (entries: [HistoryEntry], sequence: Int64),
         values: [String: PreferenceValue], version: Int
     ) throws -> (values: [String: PreferenceValue], version: Int) {
-        guard sequence >= 0, sequence <= kept.sequence else {
-            throw PreferencesError.historyUnavailable(
-                sequence: sequence, oldestKept: kept.entries.first?.sequence)
-        }
+        try checkMade(sequence, latest: kept.sequence)
         let later = kept.entries.filter { $0.sequence > sequence }
         // Every change after `sequence` must be kept to be undone.
         let expected = kept.sequence - sequence
