@@ -67,6 +67,10 @@ final class CountingRelay: Sendable {
     }
 
     /// How many requests for `path` (`/v3/auth/authenticate`) went through so far.
+    /// What ``requests(to:)`` counts etcd's refusals of a token under.
+    static let rejected = "token refused"
+    private static let rejectedToken = Array("invalid auth token".utf8)
+
     func requests(to path: String) -> Int {
         shared.counts.withLock { $0[path, default: 0] }
     }
@@ -127,6 +131,9 @@ final class CountingRelay: Sendable {
                     requests.take(bytes) { path in
                         shared.counts.withLock { $0[path, default: 0] += 1 }
                     }
+                } else if bytes.firstRange(of: Self.rejectedToken) != nil {
+                    // etcd's answer to a call whose token it no longer takes.
+                    shared.counts.withLock { $0[Self.rejected, default: 0] += 1 }
                 }
                 guard sendAll(bytes, to: to) else { return }
             }

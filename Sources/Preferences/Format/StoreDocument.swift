@@ -23,7 +23,7 @@
 /// older reader, and an older writer never drops it.
 struct StoreDocument: Sendable, Equatable {
     static let currentFormat: Int64 = 1
-    static let knownMembers = Set(["format", "modified", "values", "version"])
+    static let knownMembers = Set(["format", "modified", "values", "version", "temporary"])
         .union(DocumentHistory.memberNames)
 
     var values: [String: PreferenceValue]
@@ -34,6 +34,9 @@ struct StoreDocument: Sendable, Equatable {
     var otherMembers: [String: PreferenceValue]
     /// The sequence number and the history entries it carries (<doc:HistoryAndUndo>).
     var history: DocumentHistory
+    /// Values that hold until a time (<doc:ChangingSettingsSafely>); `values`
+    /// has what the keys read once they end.
+    var temporary = TemporaryValues()
 
     init(
         values: [String: PreferenceValue] = [:], version: Int = 0,
@@ -142,14 +145,18 @@ struct StoreDocument: Sendable, Equatable {
         }
         let history = try DocumentHistory(
             fields: fields, elements: parsed.skimmed, in: bytes, file: file)
+        let temporary = TemporaryValues(member: fields["temporary"])
         // Usually every member is a known one, and there is nothing to keep.
         var knownCount =
             2 + (fields["version"] == nil ? 0 : 1) + (fields["modified"] == nil ? 0 : 1)
         for name in DocumentHistory.memberNames where fields[name] != nil { knownCount += 1 }
-        return StoreDocument(
+        if fields["temporary"] != nil { knownCount += 1 }
+        var document = StoreDocument(
             values: values, version: version, modifications: modifications,
             otherMembers: fields.count == knownCount
                 ? [:] : fields.filter { !knownMembers.contains($0.key) }, history: history)
+        document.temporary = temporary
+        return document
     }
 
     /// The file's bytes: pretty-printed, keys sorted, newline at the end.
@@ -278,7 +285,8 @@ struct StoreDocument: Sendable, Equatable {
         // The top-level members, in the order of their names' bytes, each
         // with its text (`values` and `modified` are written below).
         var names = otherMembers.keys.filter { !Self.knownMembers.contains($0) }
-        let historyMembers = history.members
+        var historyMembers = history.members
+        historyMembers["temporary"] = temporary.member
         names += historyMembers.keys
         if !history.carried.isEmpty { names.append("history") }
         names += ["format", "values", "version"]

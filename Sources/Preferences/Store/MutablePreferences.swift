@@ -1,3 +1,5 @@
+import Foundation
+
 /// The values an ``PreferencesStore/edit(_:)`` transform changes.
 ///
 /// Reads see the edit's own changes; nothing is visible to anyone else until
@@ -24,6 +26,11 @@ public struct MutablePreferences: Sendable {
     private(set) var reports: [PreferencesProblem] = []
     /// What the change is, for its history entry (``attribute(to:)``).
     private(set) var causes: [String] = []
+    /// The temporary values this edit sets, by key (``set(_:_:until:)``).
+    private(set) var temporaries: [String: TemporaryValues.Override] = [:]
+    /// Keys this edit changed as an ordinary change: a temporary value
+    /// they had ends now, even when the new value equals it.
+    private(set) var ordinaryKeys: Set<String> = []
     /// The history of the state the edit started from: its sequence number
     /// is the one before this change's (an undo reads the entries).
     let baseHistory: DocumentHistory
@@ -45,6 +52,8 @@ public struct MutablePreferences: Sendable {
         var changed: Bool
         var reportCount: Int
         var causeCount: Int
+        var temporaries: [String: TemporaryValues.Override]
+        var ordinaryKeys: Set<String>
     }
     private var journal: Journal?
     /// The log's array from the last transform that succeeded, emptied:
@@ -128,7 +137,7 @@ public struct MutablePreferences: Sendable {
         swap(&entries, &spareEntries)
         journal = Journal(
             entries: entries, version: version, changed: changed, reportCount: reports.count,
-            causeCount: causes.count)
+            causeCount: causes.count, temporaries: temporaries, ordinaryKeys: ordinaryKeys)
         if storageIsSnapshot { journal?.everything = storage }
     }
 
@@ -143,6 +152,8 @@ public struct MutablePreferences: Sendable {
         changed = journal.changed
         reports.removeSubrange(journal.reportCount...)
         causes.removeSubrange(journal.causeCount...)
+        temporaries = journal.temporaries
+        ordinaryKeys = journal.ordinaryKeys
         failure = nil
         self.journal = nil
     }
@@ -193,7 +204,41 @@ public struct MutablePreferences: Sendable {
                 return
             }
             assign(name, newValue)
+            noteOrdinaryChange(name)
         }
+    }
+
+    /// A change that is not temporary ends the key's temporary value.
+    private mutating func noteOrdinaryChange(_ name: String) {
+        temporaries[name] = nil
+        ordinaryKeys.insert(name)
+    }
+
+    /// Sets `key` to `value` until `date`; then the key reads as it did
+    /// before this change — its earlier value, or its default — with no
+    /// write needed at that moment (A4, <doc:ChangingSettingsSafely>). An
+    /// ordinary change of the key ends it early.
+    ///
+    /// ```swift
+    /// try await store.edit { prefs in
+    ///     prefs.set(.logLevel, "debug", until: Date().addingTimeInterval(1800))
+    /// }
+    /// ```
+    public mutating func set<Value>(_ key: PreferenceKey<Value>, _ value: Value, until date: Date) {
+        self[key] = value
+        guard failure == nil, let stored = storage[key.name] else { return }
+        ordinaryKeys.remove(key.name)
+        temporaries[key.name] = TemporaryValues.Override(value: stored, until: date)
+        attribute(to: "temporary until \(HistoryEntry.timestamp(date))")
+    }
+
+    /// ``set(_:_:until:)`` for a key name and a stored value.
+    public mutating func set(raw name: String, _ value: PreferenceValue, until date: Date) {
+        self[raw: name] = value
+        guard failure == nil else { return }
+        ordinaryKeys.remove(name)
+        temporaries[name] = TemporaryValues.Override(value: value, until: date)
+        attribute(to: "temporary until \(HistoryEntry.timestamp(date))")
     }
 
     /// Leaves a note in ``PreferencesStore/problems`` once the edit is
@@ -230,12 +275,13 @@ public struct MutablePreferences: Sendable {
 
     /// Removes the key, so its default applies again.
     public mutating func remove<Value>(_ key: PreferenceKey<Value>) {
-        assign(key.name, nil)
+        remove(key.name)
     }
 
     /// Removes a key by name.
     public mutating func remove(_ name: String) {
         assign(name, nil)
+        noteOrdinaryChange(name)
     }
 
     /// Removes every stored key (the data version is kept).

@@ -1,3 +1,5 @@
+import Foundation
+
 /// An immutable view of the store at one moment: the stored values, the
 /// data version, the defaults that apply to keys that are not stored, and
 /// when and by whom each stored key was last changed.
@@ -22,6 +24,13 @@ public struct PreferencesSnapshot: Sendable, Equatable {
     let otherMembers: [String: PreferenceValue]
     /// The sequence number and the newest history entries (<doc:HistoryAndUndo>).
     let history: DocumentHistory
+    /// The values as stored, without the temporary values in place
+    /// (``values`` has those that hold at the snapshot's time).
+    let storedValues: [String: PreferenceValue]
+    /// Temporary values, with their ends (<doc:ChangingSettingsSafely>).
+    let temporary: TemporaryValues
+    /// When the temporary values in ``values`` end, by key.
+    let temporaryEnds: [String: Date]
 
     /// The sequence number of the last change committed to the store: 1, 2,
     /// 3 … one per change, never reused nor skipped, across processes,
@@ -52,20 +61,83 @@ public struct PreferencesSnapshot: Sendable, Equatable {
         self.modifications = modifications
         self.otherMembers = otherMembers
         self.history = history
+        self.storedValues = values
+        self.temporary = TemporaryValues()
+        self.temporaryEnds = [:]
     }
 
-    /// The snapshot of a document read from storage, with these registered defaults.
-    init(_ document: StoreDocument, registeredDefaults: [String: PreferenceValue]) {
+    /// A snapshot whose reads see `temporary`'s values that hold at `now`
+    /// over `stored`.
+    init(
+        stored: [String: PreferenceValue], temporary: TemporaryValues, at now: Date, version: Int,
+        registeredDefaults: [String: PreferenceValue], modifications: ChangeLog,
+        otherMembers: [String: PreferenceValue], history: DocumentHistory
+    ) {
+        let active = temporary.active(at: now)
+        self.values = temporary.effective(stored, at: now)
+        self.version = version
+        self.registeredDefaults = registeredDefaults
+        self.modifications = modifications
+        self.otherMembers = otherMembers
+        self.history = history
+        self.storedValues = stored
+        self.temporary = temporary
+        self.temporaryEnds = active.mapValues(\.until)
+    }
+
+    /// The snapshot of a document read from storage, with these registered
+    /// defaults, as it reads at `now`.
+    init(
+        _ document: StoreDocument, registeredDefaults: [String: PreferenceValue],
+        at now: Date = Date()
+    ) {
         self.init(
-            values: document.values, version: document.version,
-            registeredDefaults: registeredDefaults, modifications: document.modifications,
-            otherMembers: document.otherMembers, history: document.history)
+            stored: document.values, temporary: document.temporary, at: now,
+            version: document.version, registeredDefaults: registeredDefaults,
+            modifications: document.modifications, otherMembers: document.otherMembers,
+            history: document.history)
+    }
+
+    /// When the temporary value `name` reads now ends; nil when the key has
+    /// none (A4, <doc:ChangingSettingsSafely>).
+    ///
+    /// ```swift
+    /// if let end = store.snapshot.temporaryValueEnd(forKey: "log_level") {
+    ///     print("debug logging until \(end)")
+    /// }
+    /// ```
+    public func temporaryValueEnd(forKey name: String) -> Date? { temporaryEnds[name] }
+
+    private init(
+        stored: [String: PreferenceValue], temporary: TemporaryValues,
+        values: [String: PreferenceValue], temporaryEnds: [String: Date], version: Int,
+        registeredDefaults: [String: PreferenceValue], modifications: ChangeLog,
+        otherMembers: [String: PreferenceValue], history: DocumentHistory
+    ) {
+        self.values = values
+        self.version = version
+        self.registeredDefaults = registeredDefaults
+        self.modifications = modifications
+        self.otherMembers = otherMembers
+        self.history = history
+        self.storedValues = stored
+        self.temporary = temporary
+        self.temporaryEnds = temporaryEnds
+    }
+
+    /// This snapshot at `now`: the temporary values that hold then in place.
+    func reading(at now: Date) -> PreferencesSnapshot {
+        PreferencesSnapshot(
+            stored: storedValues, temporary: temporary, at: now, version: version,
+            registeredDefaults: registeredDefaults, modifications: modifications,
+            otherMembers: otherMembers, history: history)
     }
 
     /// This snapshot with other registered defaults.
     func registering(_ defaults: [String: PreferenceValue]) -> PreferencesSnapshot {
         PreferencesSnapshot(
-            values: values, version: version, registeredDefaults: defaults,
+            stored: storedValues, temporary: temporary, values: values,
+            temporaryEnds: temporaryEnds, version: version, registeredDefaults: defaults,
             modifications: modifications, otherMembers: otherMembers, history: history)
     }
 
@@ -114,6 +186,7 @@ public struct PreferencesSnapshot: Sendable, Equatable {
         lhs.values == rhs.values && lhs.version == rhs.version
             && lhs.registeredDefaults == rhs.registeredDefaults
             && lhs.otherMembers == rhs.otherMembers && lhs.history == rhs.history
+            && lhs.temporary == rhs.temporary && lhs.temporaryEnds == rhs.temporaryEnds
             && lhs.modifications.matches(rhs.modifications, storedKeys: lhs.values.keys)
     }
 }

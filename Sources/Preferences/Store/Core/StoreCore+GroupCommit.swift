@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// Edits and group commit (S4, S5, <doc:StoreGuarantees>): edits wait in a
@@ -159,9 +160,12 @@ extension StoreCore {
                     // Whether this attempt moved the document's history to
                     // the archive already (once an attempt is enough).
                     var archived = false
-                    let (base, revision) = state.withLock {
+                    let (current, revision) = state.withLock {
                         ($0.current.snapshot, $0.current.revision)
                     }
+                    // Temporary values that ended since the state was read
+                    // no longer hold for the edits.
+                    let base = current.temporary.isEmpty ? current : current.reading(at: Date())
                     var working = MutablePreferences(snapshot: base, limits: limits)
                     var applied = 0
                     var lateTakes = takingLateEdits ? 0 : Self.maxLateTakes
@@ -196,6 +200,7 @@ extension StoreCore {
                         if working.version == base.version
                             && (!working.changed
                                 || (changedKeys.map(\.isEmpty) ?? (working.values == base.values)))
+                            && !Self.changesTemporaryValues(base: base, working: working)
                         {
                             reports = working.reports
                             return
@@ -212,6 +217,8 @@ extension StoreCore {
                             causes: working.causes)
                         document.history = try history(
                             after: base, adding: [change], stamp: stamp, archived: &archived)
+                        (document.values, document.temporary) = Self.stored(
+                            base: base, working: working, changedKeys: changedKeys, at: stamp.date)
                         let (bytes, keyOrder) = try document.encode(
                             file: storage.location, limits: limits,
                             reusingKeyOrder: state.withLock { $0.edits.lastKeyOrder })

@@ -52,6 +52,8 @@ extension StoreCore {
                         var archived = false
                         document.history = try history(
                             after: base, adding: steps, stamp: stamp, archived: &archived)
+                        (document.values, document.temporary) = Self.stored(
+                            base: base, working: working, changedKeys: nil, at: stamp.date)
                         let bytes = try document.encode(file: storage.location, limits: limits)
                         guard let written = try storage.write(bytes, ifRevision: revision) else {
                             continue

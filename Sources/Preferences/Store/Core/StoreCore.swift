@@ -89,7 +89,9 @@ final class StoreCore: Sendable {
             let (current, generation) = state.withLock {
                 ($0.current.snapshot, $0.current.generation)
             }
-            guard document.version == current.version && document.values == current.values
+            guard
+                document.version == current.version && document.values == current.storedValues
+                    && document.temporary == current.temporary
             else { break }
             let unchanged = state.withLock { state in
                 guard state.current.generation == generation else { return false }
@@ -109,7 +111,8 @@ final class StoreCore: Sendable {
             state.current.snapshot = PreferencesSnapshot(
                 document, registeredDefaults: old.registeredDefaults)
             state.current.generation += 1
-            state.problems.forgetMismatches { key in old.values[key] != document.values[key] }
+            let new = state.current.snapshot
+            state.problems.forgetMismatches { key in old.values[key] != new.values[key] }
             return (
                 state.current.snapshot, state.current.generation,
                 Array(state.watching.subscribers.values), old
@@ -119,6 +122,7 @@ final class StoreCore: Sendable {
         withExtendedLifetime(replaced) {}
         for subscriber in subscribers { subscriber.deliver(snapshot, generation) }
         notifyProblemWatchers()
+        if !snapshot.temporary.isEmpty { scheduleTemporaryEnd(of: snapshot) }
     }
 
     /// Registers defaults for keys without a typed declaration; they are

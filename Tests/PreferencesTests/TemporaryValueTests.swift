@@ -1,0 +1,107 @@
+import Foundation
+import PreferencesTestSupport
+import PreferencesTesting
+import Testing
+
+@testable import Preferences
+
+/// Temporary changes (A4): a value holds until a time, then the key reads as
+/// it did before, with no write and nothing running at that moment. These
+/// tests wait for time to pass: the end of a temporary value is the clock,
+/// not an event (the feed's delivery of it is awaited as one).
+@Suite(.timeLimit(.minutes(5)))
+struct TemporaryValueTests {
+    let directory: TemporaryDirectory
+    let url: URL
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        url = directory.file("prefs.json")
+    }
+
+    @Test func aTemporaryValueHoldsThenTheEarlierOneReturnsWithNoWrite() async throws {
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.language, "fr")
+        var feed = store.changes(.language).makeAsyncIterator()
+        #expect(try await feed.next(within: .seconds(20), "the current value") == "fr")
+        try await store.set(.language, "de", for: .milliseconds(1500))
+        #expect(store[.language] == "de")
+        #expect(try await feed.next(within: .seconds(20), "the temporary value") == "de")
+        let end = try #require(store.snapshot.temporaryValueEnd(forKey: "language"))
+        #expect(end.timeIntervalSinceNow > 0.5 && end.timeIntervalSinceNow <= 1.5)
+        // The file keeps the earlier value, and the temporary one beside it.
+        let inFile = try fileSnapshot(url)
+        #expect(inFile.storedValues["language"] == "fr")
+        #expect(inFile.temporary.overrides["language"]?.value == "de")
+        let bytes = try Data(contentsOf: url)
+        let sequence = store.snapshot.sequence
+        // The end reaches the feed when it comes, within 100 ms.
+        #expect(try await feed.next(within: .seconds(20), "the end of the temporary value") == "fr")
+        let late = -end.timeIntervalSinceNow
+        #expect(late >= 0 && late < 0.1, "delivered \(late) s after the end")
+        #expect(store[.language] == "fr")
+        #expect(store.snapshot.temporaryValueEnd(forKey: "language") == nil)
+        // Nothing was written at that moment: not a change, no number.
+        #expect(try Data(contentsOf: url) == bytes)
+        #expect(store.snapshot.sequence == sequence)
+        let entry = try #require(try await store.history().entries.last)
+        #expect(entry.cause?.hasPrefix("temporary until ") == true)
+        #expect(entry.changes["language"] == .init(old: "fr", new: "de"))
+    }
+
+    @Test func aTemporaryValueEndsWhileNothingRuns() async throws {
+        do {
+            let store = try await PreferencesStore(fileURL: url, liveReads: false)
+            try await store.set(.counter, 7, for: .seconds(1))
+            #expect(store[.counter] == 7)
+        }
+        // No store is open now; a reader that comes after the end reads the
+        // key as it was before (unset: its default).
+        try await Task.sleep(for: .milliseconds(1200))
+        let reader = try await PreferencesStore(fileURL: url, liveReads: false)
+        #expect(reader[.counter] == 0)
+        #expect(try fileSnapshot(url).values["counter"] == nil)
+    }
+
+    @Test func anOrdinaryChangeEndsItEarlyEvenToTheSameValue() async throws {
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.counter, 1)
+        try await store.set(.counter, 5, for: .seconds(3600))
+        try await store.set(.counter, 5)
+        #expect(store.snapshot.temporaryValueEnd(forKey: "counter") == nil)
+        let inFile = try fileSnapshot(url)
+        #expect(inFile.storedValues["counter"] == 5)
+        #expect(inFile.temporary.isEmpty)
+        try await store.set(.counter, 9, for: .seconds(3600))
+        try await store.remove(.counter)
+        #expect(store[.counter] == 0)
+        #expect(try fileSnapshot(url).temporary.isEmpty)
+        #expect(try fileSnapshot(url).storedValues["counter"] == nil)
+    }
+
+    @Test func otherKeysChangingKeepATemporaryValue() async throws {
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.counter, 1)
+        try await store.set(.counter, 2, for: .seconds(3600))
+        try await store.set(.language, "fr")
+        try await store.edit { $0[.darkMode] = true }
+        #expect(store[.counter] == 2)
+        let inFile = try fileSnapshot(url)
+        #expect(inFile.storedValues["counter"] == 1)
+        #expect(inFile.temporary.overrides["counter"]?.value == 2)
+        // Another process opening the store reads the temporary value too.
+        let reader = try await runChild("prefs", ["--file", url.path, "get", "counter"])
+        #expect(reader.standardOutput == "2\n", "\(reader.standardError)")
+    }
+
+    @Test func endedTemporaryValuesAreDroppedByTheNextWrite() async throws {
+        let store = try await PreferencesStore(fileURL: url, liveReads: false)
+        try await store.set(.counter, 3, for: .milliseconds(200))
+        try await Task.sleep(for: .milliseconds(400))
+        try await store.set(.language, "fr")
+        let inFile = try fileSnapshot(url)
+        #expect(inFile.temporary.isEmpty)
+        #expect(inFile.values == ["language": "fr"])
+        #expect(store[.counter] == 0)
+    }
+}
