@@ -18,7 +18,8 @@ extension PreferencesStore {
     public func set<Value>(_ key: PreferenceKey<Value>, _ value: Value, for duration: Duration)
         async throws
     {
-        let seconds = Double(duration.components.seconds)
+        let seconds =
+            Double(duration.components.seconds)
             + Double(duration.components.attoseconds) / 1e18
         let until = Date(timeIntervalSinceNow: seconds)
         try await core.edit { $0.set(key, value, until: until) }

@@ -24,9 +24,10 @@ extension StoreCore {
         var stored = base.storedValues
         let changed =
             changedKeys
-            ?? Array(Set(base.values.keys).union(working.values.keys).filter {
-                base.values[$0] != working.values[$0]
-            })
+            ?? Array(
+                Set(base.values.keys).union(working.values.keys).filter {
+                    base.values[$0] != working.values[$0]
+                })
         for key in Set(changed).union(working.ordinaryKeys).union(working.temporaries.keys) {
             if let override = working.temporaries[key] {
                 temporary.overrides[key] = override
