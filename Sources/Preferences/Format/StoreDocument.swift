@@ -23,8 +23,10 @@
 /// older reader, and an older writer never drops it.
 struct StoreDocument: Sendable, Equatable {
     static let currentFormat: Int64 = 1
-    static let knownMembers = Set(["format", "modified", "values", "version", "temporary"])
-        .union(DocumentHistory.memberNames)
+    static let knownMembers = Set([
+        "format", "modified", "values", "version", "temporary", "secrets",
+    ])
+    .union(DocumentHistory.memberNames)
 
     var values: [String: PreferenceValue]
     var version: Int
@@ -37,6 +39,9 @@ struct StoreDocument: Sendable, Equatable {
     /// Values that hold until a time (<doc:ChangingSettingsSafely>); `values`
     /// has what the keys read once they end.
     var temporary = TemporaryValues()
+    /// The keys some program declared secret (the member `secrets`): every
+    /// writer keeps their values out of the history and the file private.
+    var secretKeys: Set<String> = []
 
     init(
         values: [String: PreferenceValue] = [:], version: Int = 0,
@@ -74,6 +79,8 @@ struct StoreDocument: Sendable, Equatable {
         self.init(
             values: values, version: version, modifications: modifications,
             otherMembers: base.otherMembers, history: base.history)
+        self.temporary = base.temporary
+        self.secretKeys = base.secretKeys
     }
 
     /// Reads a file's bytes; every problem is ``PreferencesError/corrupted(file:reason:)``.
@@ -146,16 +153,22 @@ struct StoreDocument: Sendable, Equatable {
         let history = try DocumentHistory(
             fields: fields, elements: parsed.skimmed, in: bytes, file: file)
         let temporary = TemporaryValues(member: fields["temporary"])
+        var secretKeys: Set<String> = []
+        if case .array(let names)? = fields["secrets"] {
+            for case .string(let name) in names { secretKeys.insert(name) }
+        }
         // Usually every member is a known one, and there is nothing to keep.
         var knownCount =
             2 + (fields["version"] == nil ? 0 : 1) + (fields["modified"] == nil ? 0 : 1)
         for name in DocumentHistory.memberNames where fields[name] != nil { knownCount += 1 }
         if fields["temporary"] != nil { knownCount += 1 }
+        if fields["secrets"] != nil { knownCount += 1 }
         var document = StoreDocument(
             values: values, version: version, modifications: modifications,
             otherMembers: fields.count == knownCount
                 ? [:] : fields.filter { !knownMembers.contains($0.key) }, history: history)
         document.temporary = temporary
+        document.secretKeys = secretKeys
         return document
     }
 
@@ -287,6 +300,10 @@ struct StoreDocument: Sendable, Equatable {
         var names = otherMembers.keys.filter { !Self.knownMembers.contains($0) }
         var historyMembers = history.members
         historyMembers["temporary"] = temporary.member
+        if !secretKeys.isEmpty {
+            historyMembers["secrets"] = .array(
+                secretKeys.sorted(by: JSONText.precedesByBytes).map(PreferenceValue.string))
+        }
         names += historyMembers.keys
         if !history.carried.isEmpty { names.append("history") }
         names += ["format", "values", "version"]

@@ -35,6 +35,9 @@ public struct HistoryEntry: Sendable, Hashable, CustomStringConvertible {
         public var oldSize: Int?
         /// The size of the new value's JSON, when it was too large to keep.
         public var newSize: Int?
+        /// Whether the key is a secret: then the entry records that it
+        /// changed, never its values (A3, <doc:ChangingSettingsSafely>).
+        public var secret = false
 
         /// A change from `old` to `new`.
         public init(old: PreferenceValue?, new: PreferenceValue?) {
@@ -42,8 +45,15 @@ public struct HistoryEntry: Sendable, Hashable, CustomStringConvertible {
             self.new = new
         }
 
-        /// Whether both values are kept (none was too large).
-        public var isComplete: Bool { oldSize == nil && newSize == nil }
+        /// Whether both values are kept (none was too large, the key is no secret).
+        public var isComplete: Bool { oldSize == nil && newSize == nil && !secret }
+
+        /// The change of a secret key: that it changed, without its values.
+        public static let secretChange: KeyChange = {
+            var change = KeyChange(old: nil, new: nil)
+            change.secret = true
+            return change
+        }()
     }
 
     /// The largest value, as JSON, that an entry keeps (16 KiB).
@@ -116,6 +126,7 @@ public struct HistoryEntry: Sendable, Hashable, CustomStringConvertible {
         if let cause { text += " (\(cause))" }
         let parts = keys.map { key in
             let change = changes[key]!
+            if change.secret { return "\(key) <redacted> → <redacted>" }
             return
                 "\(key) \(Self.shown(change.old, size: change.oldSize)) → \(Self.shown(change.new, size: change.newSize))"
         }
@@ -149,6 +160,7 @@ public struct HistoryEntry: Sendable, Hashable, CustomStringConvertible {
             pair["new"] = change.new
             pair["old_size"] = change.oldSize.map { .int(Int64($0)) }
             pair["new_size"] = change.newSize.map { .int(Int64($0)) }
+            if change.secret { pair["secret"] = true }
             changed[key] = .object(pair)
         }
         fields["changes"] = .object(changed)
@@ -173,6 +185,7 @@ public struct HistoryEntry: Sendable, Hashable, CustomStringConvertible {
             var change = KeyChange(old: pair["old"], new: pair["new"])
             if case .int(let size)? = pair["old_size"] { change.oldSize = Int(clamping: size) }
             if case .int(let size)? = pair["new_size"] { change.newSize = Int(clamping: size) }
+            change.secret = pair["secret"] == .bool(true)
             changes[key] = change
         }
         self.init(
@@ -251,6 +264,10 @@ public struct HistoryEntry: Sendable, Hashable, CustomStringConvertible {
                 out.append(UInt8(ascii: ":"))
                 JSONText.writeInteger(Int64(size), into: &out)
                 comma = true
+            }
+            if change.secret {
+                if comma { out.append(UInt8(ascii: ",")) }
+                out.append(contentsOf: #""secret":true"#.utf8)
             }
             out.append(UInt8(ascii: "}"))
         }

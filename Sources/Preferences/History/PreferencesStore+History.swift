@@ -64,6 +64,14 @@ extension PreferencesStore {
                 throw PreferencesError.historyUnavailable(
                     sequence: sequence, oldestKept: kept.entries.first?.sequence)
             }
+            let secret = entry.keys.filter { entry.changes[$0]!.secret }
+            if !secret.isEmpty {
+                throw PreferencesError.conflict(
+                    keys: secret,
+                    reason:
+                        "change #\(sequence) cannot be reverted: the history does not keep the values of these secret keys"
+                )
+            }
             let tooLarge = entry.keys.filter { entry.changes[$0]!.oldSize != nil }
             if !tooLarge.isEmpty {
                 throw PreferencesError.conflict(
@@ -182,6 +190,14 @@ extension PreferencesStore {
         else {
             throw PreferencesError.historyUnavailable(
                 sequence: sequence, oldestKept: kept.entries.first?.sequence)
+        }
+        let secret = Set(later.flatMap { entry in entry.keys.filter { entry.changes[$0]!.secret } })
+        if !secret.isEmpty {
+            throw PreferencesError.conflict(
+                keys: secret.sorted(),
+                reason:
+                    "the state after #\(sequence) cannot be restored: the history does not keep the values of these secret keys"
+            )
         }
         let tooLarge = Set(
             later.flatMap { entry in entry.keys.filter { entry.changes[$0]!.oldSize != nil } })

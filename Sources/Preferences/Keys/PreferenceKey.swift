@@ -41,6 +41,9 @@ public final class PreferenceKey<Value: Codable & Sendable>: PreferenceKeys, @un
     public let defaultValue: Value
     /// A description for the key manifest and `prefs check`.
     public let help: String?
+    /// Whether the value is a secret: kept out of the history and hidden by
+    /// `prefs` (A3, <doc:ChangingSettingsSafely>).
+    public let secret: Bool
     /// Which direct decoding path `Value` takes (decided once, here).
     @usableFromInline
     let scalar: ScalarKind
@@ -51,10 +54,17 @@ public final class PreferenceKey<Value: Codable & Sendable>: PreferenceKeys, @un
     ///   - name: the key in the file: non-empty, at most 1 KiB of UTF-8, no control characters.
     ///   - defaultValue: the value reads return while the key is not stored.
     ///   - help: an optional description, carried into a generated manifest.
-    public init(_ name: String, default defaultValue: Value, help: String? = nil) {
+    ///   - secret: whether the value is a secret (a password, a token): a
+    ///     store that declares it keeps it out of the history and its file
+    ///     readable by its owner only, and `prefs` shows it as `<redacted>`
+    ///     except when asked for it by name.
+    public init(
+        _ name: String, default defaultValue: Value, help: String? = nil, secret: Bool = false
+    ) {
         self.name = name
         self.defaultValue = defaultValue
         self.help = help
+        self.secret = secret
         self.scalar = ScalarKind(Value.self)
         super.init()
     }

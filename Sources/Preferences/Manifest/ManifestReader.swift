@@ -4,7 +4,7 @@ struct ManifestReader {
 
     private static let documentFields: Set<String> = ["$schema", "format", "keys", "description"]
     private static let entryFields: Set<String> = [
-        "type", "default", "description", "minimum", "maximum", "enum",
+        "type", "default", "description", "minimum", "maximum", "enum", "secret",
     ]
 
     func fail(_ reason: String) -> PreferencesError {
@@ -77,6 +77,12 @@ struct ManifestReader {
                 throw bad("'enum' value \(value.jsonText) is not \(type.phrase)")
             }
             entry.allowedValues = values
+        }
+        if let secret = fields["secret"] {
+            guard case .bool(let flag) = secret else {
+                throw bad("'secret' must be true or false, not \(secret.jsonText)")
+            }
+            entry.secret = flag
         }
         if let defaultValue = fields["default"] {
             if let reason = entry.problem(with: defaultValue) { throw bad("'default' \(reason)") }

@@ -73,7 +73,7 @@ extension PreferenceKey: ManifestDeclaring {
             PreferenceValueType(swiftType: Value.self)
             ?? PreferenceValueType(kindOf: encoded ?? cases?.first)
         return PreferencesManifest.Entry(
-            type: type, defaultValue: encoded, help: help, allowedValues: cases)
+            type: type, defaultValue: encoded, help: help, allowedValues: cases, secret: secret)
     }
 
     /// The encoded `allCases` when `Value` (or the type it wraps) is `CaseIterable`.

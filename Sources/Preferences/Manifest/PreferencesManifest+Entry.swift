@@ -19,11 +19,17 @@ extension PreferencesManifest {
         public var maximum: Double?
         /// The only values allowed, when the key is an enumeration (the manifest's `enum`).
         public var allowedValues: [PreferenceValue]?
+        /// Whether the value is a secret (the manifest's `secret`): shown as
+        /// `<redacted>` by `prefs` except when asked for by name, kept out of
+        /// the history, and the store's file kept readable by its owner only
+        /// (A3, <doc:ChangingSettingsSafely>).
+        public var secret: Bool
 
         /// Declares an entry.
         public init(
             type: PreferenceValueType, defaultValue: PreferenceValue? = nil, help: String? = nil,
-            minimum: Double? = nil, maximum: Double? = nil, allowedValues: [PreferenceValue]? = nil
+            minimum: Double? = nil, maximum: Double? = nil, allowedValues: [PreferenceValue]? = nil,
+            secret: Bool = false
         ) {
             self.type = type
             self.defaultValue = defaultValue
@@ -31,6 +37,7 @@ extension PreferencesManifest {
             self.minimum = minimum
             self.maximum = maximum
             self.allowedValues = allowedValues
+            self.secret = secret
         }
 
         /// Why `value` does not fit this entry (a phrase such as

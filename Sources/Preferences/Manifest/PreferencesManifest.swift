@@ -138,6 +138,7 @@ public struct PreferencesManifest: Sendable, Equatable {
             fields["minimum"] = entry.minimum.map(Entry.bound)
             fields["maximum"] = entry.maximum.map(Entry.bound)
             fields["enum"] = entry.allowedValues.map(PreferenceValue.array)
+            if entry.secret { fields["secret"] = true }
             keys[name] = .object(fields)
         }
         let document: PreferenceValue = ["format": 1, "keys": .object(keys)]

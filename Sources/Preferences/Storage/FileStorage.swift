@@ -81,6 +81,9 @@ public final class FileStorage: PreferencesStorage {
     private let lastSweep = Locked<ContinuousClock.Instant?>(nil)
     /// The target resolved for the open under way (``identityForOpening()``).
     private let openingTarget = Locked<String?>(nil)
+    /// Whether writes keep the file readable by its owner only (it holds
+    /// secrets: ``keepPrivate()``).
+    private let privateFile = Locked(false)
 
     /// Parents of directories the store created, until their fsync
     /// succeeds, across every backend in the process: the next locked call
@@ -358,8 +361,9 @@ public final class FileStorage: PreferencesStorage {
             // Bookkeeping first: once the file is renamed into place, nothing
             // but the directory's fsync may fail the write.
             let generation = try bumpGeneration(from: current.generation)
-            let stamp = try Platform.replaceFile(
-                target, with: bytes, mode: existing?.mode ?? 0o600, owner: owner)
+            var mode = existing?.mode ?? 0o600
+            if privateFile.withLock({ $0 }) { mode &= 0o7700 }
+            let stamp = try Platform.replaceFile(target, with: bytes, mode: mode, owner: owner)
             try syncDirectory(directory)
             guard let stamp else {
                 // The file is in place but unstamped: a revision that matches
@@ -458,6 +462,14 @@ public final class FileStorage: PreferencesStorage {
             try syncDirectory(Platform.parentDirectory(of: target))
             return place
         }
+    }
+
+    /// From now on, writes give the file no permissions for its group and
+    /// others; returns whether the file has some now.
+    public func keepPrivate() throws -> Bool {
+        privateFile.withLock { $0 = true }
+        guard let stamp = try Platform.fileStamp(try target()) else { return false }
+        return stamp.mode & 0o077 != 0
     }
 
     /// Watches the file's directory (inotify, kqueue, or polling); every

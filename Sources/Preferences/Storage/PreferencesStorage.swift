@@ -170,6 +170,13 @@ public protocol PreferencesStorage: AnyObject, Sendable {
     /// before sending anything.
     var maxDocumentSize: Int? { get }
 
+    /// Makes every later write keep the document readable by its owner
+    /// only, because it holds secrets (A3, <doc:ChangingSettingsSafely>);
+    /// returns whether the stored document is readable by others now (the
+    /// next write narrows it). The default does nothing and returns false:
+    /// a backend without permissions of its own.
+    func keepPrivate() throws -> Bool
+
     /// Where the backend keeps history entries older than those its
     /// document carries (<doc:HistoryAndUndo>), or nil (the default): then
     /// the document carries every entry kept. An archive spares every write
@@ -209,6 +216,9 @@ extension PreferencesStorage {
 
     /// Publishes nothing.
     public func publishManifest(_ bytes: [UInt8]) throws {}
+
+    /// No permissions of its own.
+    public func keepPrivate() throws -> Bool { false }
 
     /// No archive: the document carries the history.
     public var historyArchive: (any HistoryArchive)? { nil }

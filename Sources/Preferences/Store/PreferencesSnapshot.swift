@@ -31,6 +31,9 @@ public struct PreferencesSnapshot: Sendable, Equatable {
     let temporary: TemporaryValues
     /// When the temporary values in ``values`` end, by key.
     let temporaryEnds: [String: Date]
+    /// The keys declared secret, by this program or another that wrote the
+    /// store (A3, <doc:ChangingSettingsSafely>).
+    public let secretKeys: Set<String>
 
     /// The sequence number of the last change committed to the store: 1, 2,
     /// 3 … one per change, never reused nor skipped, across processes,
@@ -64,6 +67,7 @@ public struct PreferencesSnapshot: Sendable, Equatable {
         self.storedValues = values
         self.temporary = TemporaryValues()
         self.temporaryEnds = [:]
+        self.secretKeys = []
     }
 
     /// A snapshot whose reads see `temporary`'s values that hold at `now`
@@ -71,7 +75,8 @@ public struct PreferencesSnapshot: Sendable, Equatable {
     init(
         stored: [String: PreferenceValue], temporary: TemporaryValues, at now: Date, version: Int,
         registeredDefaults: [String: PreferenceValue], modifications: ChangeLog,
-        otherMembers: [String: PreferenceValue], history: DocumentHistory
+        otherMembers: [String: PreferenceValue], history: DocumentHistory,
+        secretKeys: Set<String> = []
     ) {
         let active = temporary.active(at: now)
         self.values = temporary.effective(stored, at: now)
@@ -83,6 +88,7 @@ public struct PreferencesSnapshot: Sendable, Equatable {
         self.storedValues = stored
         self.temporary = temporary
         self.temporaryEnds = active.mapValues(\.until)
+        self.secretKeys = secretKeys
     }
 
     /// The snapshot of a document read from storage, with these registered
@@ -95,7 +101,7 @@ public struct PreferencesSnapshot: Sendable, Equatable {
             stored: document.values, temporary: document.temporary, at: now,
             version: document.version, registeredDefaults: registeredDefaults,
             modifications: document.modifications, otherMembers: document.otherMembers,
-            history: document.history)
+            history: document.history, secretKeys: document.secretKeys)
     }
 
     /// When the temporary value `name` reads now ends; nil when the key has
@@ -112,7 +118,8 @@ public struct PreferencesSnapshot: Sendable, Equatable {
         stored: [String: PreferenceValue], temporary: TemporaryValues,
         values: [String: PreferenceValue], temporaryEnds: [String: Date], version: Int,
         registeredDefaults: [String: PreferenceValue], modifications: ChangeLog,
-        otherMembers: [String: PreferenceValue], history: DocumentHistory
+        otherMembers: [String: PreferenceValue], history: DocumentHistory,
+        secretKeys: Set<String>
     ) {
         self.values = values
         self.version = version
@@ -123,6 +130,7 @@ public struct PreferencesSnapshot: Sendable, Equatable {
         self.storedValues = stored
         self.temporary = temporary
         self.temporaryEnds = temporaryEnds
+        self.secretKeys = secretKeys
     }
 
     /// This snapshot at `now`: the temporary values that hold then in place.
@@ -130,7 +138,7 @@ public struct PreferencesSnapshot: Sendable, Equatable {
         PreferencesSnapshot(
             stored: storedValues, temporary: temporary, at: now, version: version,
             registeredDefaults: registeredDefaults, modifications: modifications,
-            otherMembers: otherMembers, history: history)
+            otherMembers: otherMembers, history: history, secretKeys: secretKeys)
     }
 
     /// This snapshot with other registered defaults.
@@ -138,7 +146,8 @@ public struct PreferencesSnapshot: Sendable, Equatable {
         PreferencesSnapshot(
             stored: storedValues, temporary: temporary, values: values,
             temporaryEnds: temporaryEnds, version: version, registeredDefaults: defaults,
-            modifications: modifications, otherMembers: otherMembers, history: history)
+            modifications: modifications, otherMembers: otherMembers, history: history,
+            secretKeys: secretKeys)
     }
 
     /// When and by whom a stored key was last changed; nil for a key that
@@ -187,6 +196,7 @@ public struct PreferencesSnapshot: Sendable, Equatable {
             && lhs.registeredDefaults == rhs.registeredDefaults
             && lhs.otherMembers == rhs.otherMembers && lhs.history == rhs.history
             && lhs.temporary == rhs.temporary && lhs.temporaryEnds == rhs.temporaryEnds
+            && lhs.secretKeys == rhs.secretKeys
             && lhs.modifications.matches(rhs.modifications, storedKeys: lhs.values.keys)
     }
 }

@@ -136,6 +136,14 @@ public final class PreferencesStore: Sendable {
         await core.declare(manifest)
     }
 
+    /// Treats `keys` as secrets in this process's writes, as declaring them
+    /// with `secret: true` does (for `prefs`, which learns them from the
+    /// manifests in force).
+    package func treatAsSecret(_ keys: Set<String>) {
+        guard !keys.isEmpty else { return }
+        core.state.withLock { $0.secrets.formUnion(keys) }
+    }
+
     /// Where the data lives (a file path for the file backend).
     public var location: String { core.storage.location }
 

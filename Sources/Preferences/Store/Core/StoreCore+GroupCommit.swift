@@ -215,8 +215,12 @@ extension StoreCore {
                             versionChange: working.version == base.version
                                 ? nil : (base.version, working.version),
                             causes: working.causes)
+                        let secrets = base.secretKeys.union(state.withLock { $0.secrets })
+                        document.secretKeys = secrets
                         document.history = try history(
-                            after: base, adding: [change], stamp: stamp, archived: &archived)
+                            after: base, adding: [change], stamp: stamp, secrets: secrets,
+                            archived: &archived)
+                        if !secrets.isEmpty { try keepPrivate() }
                         (document.values, document.temporary) = Self.stored(
                             base: base, working: working, changedKeys: changedKeys, at: stamp.date)
                         let (bytes, keyOrder) = try document.encode(

@@ -75,7 +75,7 @@ extension StoreCore {
     /// Called on the queue, holding exclusive access.
     func history(
         after base: PreferencesSnapshot, adding pending: [PendingEntry],
-        stamp: PreferenceModification, archived: inout Bool
+        stamp: PreferenceModification, secrets: Set<String> = [], archived: inout Bool
     ) throws -> DocumentHistory {
         var history = base.history
         let keep = limits.history.union(history.keep)
@@ -83,9 +83,13 @@ extension StoreCore {
         if keep.keepsEntries && keep != history.keep { history.keep = keep }
         let host = Platform.hostName
         var fresh: [DocumentHistory.Carried] = []
-        for change in pending {
+        for var change in pending {
             history.sequence += 1
             guard keep.keepsEntries else { continue }
+            // A secret's entry says that it changed, never its values.
+            for key in change.changes.keys where secrets.contains(key) {
+                change.changes[key] = .secretChange
+            }
             fresh.append(
                 DocumentHistory.Carried(
                     HistoryEntry(
@@ -146,5 +150,23 @@ extension StoreCore {
         entries += history.entries
         let keep = limits.history.union(history.keep)
         return (Array(keep.kept(entries)), history.sequence)
+    }
+
+    // MARK: Secrets
+
+    /// Keeps the document readable by its owner only from this write on
+    /// (A3, <doc:ChangingSettingsSafely>), listing a problem when it was
+    /// readable by others until now.
+    func keepPrivate() throws {
+        guard try storage.keepPrivate() else { return }
+        state.withLock { state in
+            let message =
+                "\(storage.location) holds secret values and was readable by others: it is now readable by its owner only"
+            let problem = PreferencesProblem(key: nil, message: message)
+            if !state.problems.editReports.contains(problem) {
+                state.problems.keep([problem])
+            }
+        }
+        notifyProblemWatchers()
     }
 }

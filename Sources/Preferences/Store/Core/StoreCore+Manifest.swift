@@ -12,6 +12,7 @@ extension StoreCore {
     private func publishDeclared(adding manifest: PreferencesManifest) {
         let declared = state.withLock { state in
             state.declared = state.declared.merging(manifest)
+            state.secrets.formUnion(manifest.entries.filter(\.value.secret).keys)
             return state.declared
         }
         var problems: [PreferencesProblem] = []

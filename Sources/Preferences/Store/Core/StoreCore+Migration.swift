@@ -50,8 +50,12 @@ extension StoreCore {
                             editing: base, values: working.values, version: working.version,
                             stamp: stamp)
                         var archived = false
+                        let secrets = base.secretKeys.union(state.withLock { $0.secrets })
+                        document.secretKeys = secrets
                         document.history = try history(
-                            after: base, adding: steps, stamp: stamp, archived: &archived)
+                            after: base, adding: steps, stamp: stamp, secrets: secrets,
+                            archived: &archived)
+                        if !secrets.isEmpty { try keepPrivate() }
                         (document.values, document.temporary) = Self.stored(
                             base: base, working: working, changedKeys: nil, at: stamp.date)
                         let bytes = try document.encode(file: storage.location, limits: limits)

@@ -38,6 +38,10 @@ final class StoreCore: Sendable {
         var problems = ProblemLog()
         /// The keys declared by this process's handles (7.6, <doc:CommandLineTool>).
         var declared = PreferencesManifest()
+        /// The keys this process knows to be secret (A3,
+        /// <doc:ChangingSettingsSafely>); every write adds them to the
+        /// document's.
+        var secrets: Set<String> = []
     }
 
     /// What reads see, and where it came from.
