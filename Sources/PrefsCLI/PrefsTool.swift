@@ -50,6 +50,8 @@ public struct PrefsTool: Sendable {
             }
             try await execute(command, invocation)
             return .success
+        } catch let exit as CommandExit {
+            return exit.status
         } catch {
             let failure = CommandFailure(error)
             output.error(failure.message)
@@ -61,9 +63,10 @@ public struct PrefsTool: Sendable {
     /// running, help and the completion scripts all read this list.
     static let commands: [any PrefsCommand.Type] = [
         GetCommand.self, SetCommand.self, DeleteCommand.self, ListCommand.self,
-        ClearCommand.self, ImportCommand.self, ExportCommand.self, WatchCommand.self,
-        LogCommand.self, RevertCommand.self, RestoreCommand.self, CheckCommand.self,
-        PathCommand.self, HelpCommand.self, CompletionsCommand.self,
+        ClearCommand.self, ImportCommand.self, ExportCommand.self, DiffCommand.self,
+        ApplyCommand.self, WatchCommand.self, LogCommand.self, RevertCommand.self,
+        RestoreCommand.self, CheckCommand.self, PathCommand.self, HelpCommand.self,
+        CompletionsCommand.self,
     ]
 
     /// Builds the command's context (store errors come first), then the

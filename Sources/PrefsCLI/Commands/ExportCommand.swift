@@ -1,12 +1,10 @@
 import Preferences
 
 /// `prefs export [--format json|properties|plist]`: the stored values in
-/// another format, on standard output.
+/// another format, on standard output, written by the library's
+/// ``PreferencesExport``.
 struct ExportCommand: PrefsCommand {
-    /// What `export` writes.
-    enum Format: String, CaseIterable {
-        case json, properties, plist
-    }
+    typealias Format = PreferencesExport.Format
 
     static let name = "export"
     static let format = ValueOption<Self>(
@@ -39,24 +37,24 @@ struct ExportCommand: PrefsCommand {
     }
 
     func run(_ context: CommandContext) async throws {
-        let values = try await context.openStore().snapshot.values
-        switch format {
-        case .properties:
-            context.output.standardOutput(PropertiesWriter.text(values))
-        case .plist:
-            let plist = try PropertyListWriter.text(values)
-            for path in plist.omitted {
-                context.output.warning(
-                    "'\(path)' is null, which a property list cannot hold; left out")
-            }
-            context.output.standardOutput(plist.text)
-        case .json:
-            context.output.print(Self.json(values))
+        let snapshot = try await context.openStore().snapshot
+        let export: PreferencesExport
+        do {
+            export = try snapshot.export(as: format)
+        } catch PreferencesError.invalidValue(let key, let reason) {
+            // "key 'bell' holds control character U+7, …", as before the
+            // writers moved to the library.
+            throw CommandFailure(.invalidValue, "key '\(key)' \(reason)")
         }
+        for warning in export.warnings { context.output.warning(warning) }
+        context.output.standardOutput(export.text)
     }
 
-    /// The values as one indented JSON object.
+    /// The values as one indented JSON object, without a final newline
+    /// (for `list --json`).
     static func json(_ values: [String: PreferenceValue]) -> String {
-        PrettyJSON.text(.object(values))
+        // Only a property list refuses values: JSON takes every value.
+        let export = try? PreferencesExport(values, as: .json)
+        return String(export?.text.dropLast() ?? "")
     }
 }

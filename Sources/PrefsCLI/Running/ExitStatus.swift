@@ -4,7 +4,7 @@
 /// | status | meaning |
 /// |---|---|
 /// | 0 | success |
-/// | 1 | the key is not set (`get`, `delete`) |
+/// | 1 | the key is not set (`get`, `delete`); for `diff`, the store differs from the file |
 /// | 2 | usage: unknown command or option, missing argument, bad suite name |
 /// | 3 | a value (or key) invalid for its type, the manifest or the store's limits |
 /// | 4 | the store or a legacy file is corrupt or unreadable as its format |
@@ -22,4 +22,16 @@ public enum ExitStatus: Int32, Sendable {
     case corrupt = 4
     /// A system call failed.
     case ioError = 5
+
+    /// `diff` found differences: status 1, as `diff(1)` and `git diff
+    /// --exit-code` exit (`diff` in the commands table of
+    /// Sources/Preferences/Preferences.docc/CommandLineTool.md).
+    public static let differences = ExitStatus.keyNotSet
+}
+
+/// Ends a command with `status` and no error line: an outcome, not a
+/// failure (`diff` finding differences). ``PrefsTool/run(_:)`` returns the
+/// status; whatever the command printed stays printed.
+struct CommandExit: Error, Sendable {
+    let status: ExitStatus
 }

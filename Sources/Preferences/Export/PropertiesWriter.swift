@@ -1,7 +1,6 @@
-import Preferences
-
 /// Writes values as a Java properties file that `Properties.load` (and
-/// `prefs import --format properties`, in either encoding) reads back.
+/// `prefs import --format properties`, in either encoding) reads back
+/// (``PreferencesExport/Format/properties``).
 ///
 /// Escaping follows `Properties.store`: `\`, `=`, `:`, `#` and `!` get a
 /// backslash; tab, newline, carriage return and form feed become `\t`,
@@ -12,7 +11,7 @@ import Preferences
 enum PropertiesWriter {
     static func text(_ values: [String: PreferenceValue]) -> String {
         var out = ""
-        for key in values.keys.sortedByBytes() {
+        for key in values.keys.sorted(by: JSONText.precedesByBytes) {
             let value: String
             switch values[key] {
             case .string(let text): value = text

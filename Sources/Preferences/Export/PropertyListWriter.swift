@@ -1,5 +1,3 @@
-import Preferences
-
 /// Writes values as an XML property list whose root is a dictionary.
 ///
 /// Booleans, integers, numbers, strings, arrays and objects map to their
@@ -7,12 +5,13 @@ import Preferences
 /// are left out and named in `omitted`. Dates and data are already strings
 /// in the store, so they stay strings. Characters XML 1.0 cannot carry
 /// (control characters other than tab, newline and carriage return) make
-/// the export fail rather than write a file no reader accepts.
+/// the export fail rather than write a file no reader accepts
+/// (``PreferencesExport/Format/plist``).
 struct PropertyListWriter {
     private(set) var omitted: [String] = []
     private var out = ""
 
-    static func text(_ values: [String: PreferenceValue]) throws(CommandFailure) -> (
+    static func text(_ values: [String: PreferenceValue]) throws(PreferencesError) -> (
         text: String, omitted: [String]
     ) {
         var writer = PropertyListWriter()
@@ -28,7 +27,7 @@ struct PropertyListWriter {
     }
 
     private mutating func write(_ value: PreferenceValue, path: String, depth: Int)
-        throws(CommandFailure)
+        throws(PreferencesError)
     {
         let indent = String(repeating: "\t", count: depth)
         switch value {
@@ -53,7 +52,7 @@ struct PropertyListWriter {
             out += indent + "</array>\n"
         case .object(let fields):
             out += indent + "<dict>\n"
-            for key in fields.keys.sortedByBytes() {
+            for key in fields.keys.sorted(by: JSONText.precedesByBytes) {
                 let child = path.isEmpty ? key : "\(path).\(key)"
                 guard let field = fields[key], field != .null else {
                     omitted.append(child)
@@ -66,7 +65,7 @@ struct PropertyListWriter {
         }
     }
 
-    private func escape(_ text: String, path: String) throws(CommandFailure) -> String {
+    private func escape(_ text: String, path: String) throws(PreferencesError) -> String {
         var escaped = ""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -77,9 +76,11 @@ struct PropertyListWriter {
             case "\r": escaped += "&#13;"
             case "\t", "\n": escaped.unicodeScalars.append(scalar)
             case _ where scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF:
-                throw CommandFailure(
-                    .invalidValue,
-                    "key '\(path)' holds control character U+\(String(scalar.value, radix: 16, uppercase: true)), which an XML property list cannot carry"
+                let code = String(scalar.value, radix: 16, uppercase: true)
+                throw .invalidValue(
+                    key: path,
+                    reason:
+                        "holds control character U+\(code), which an XML property list cannot carry"
                 )
             default: escaped.unicodeScalars.append(scalar)
             }
