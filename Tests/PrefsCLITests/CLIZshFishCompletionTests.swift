@@ -52,8 +52,8 @@ import Testing
         #expect(
             try await fishCompletions("prefs ")
                 == [
-                    "check", "clear", "completions", "delete", "export", "get", "help", "import",
-                    "list", "log", "path", "restore", "revert", "set", "watch",
+                    "check", "clear", "completions", "delete", "edit", "export", "get", "help",
+                    "import", "list", "log", "path", "restore", "revert", "set", "watch",
                 ])
         #expect(try await fishCompletions("prefs --suite ") == ["app", "other"])
         #expect(
