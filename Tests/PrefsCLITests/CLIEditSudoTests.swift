@@ -59,6 +59,10 @@ struct CLIEditSudoTests {
         }
         try write("", to: records.appendingPathComponent("go"))
         let output = try await edit.finish(child)
+        // Outside the test's directory: a copy kept by a failure goes here.
+        if let kept = output.keptCopy {
+            try? FileManager.default.removeItem(atPath: parent(of: kept))
+        }
         #expect(output.status == 0, "\(output.standardError)")
         #expect(output.standardOutput == "a: 1 → 2\n")
         #expect(try await edit.workspace.storedValues() == ["a": 2, "b": "x"])
