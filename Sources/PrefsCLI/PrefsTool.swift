@@ -62,11 +62,11 @@ public struct PrefsTool: Sendable {
     /// Every command, in the order `prefs --help` lists them. Parsing,
     /// running, help and the completion scripts all read this list.
     static let commands: [any PrefsCommand.Type] = [
-        GetCommand.self, SetCommand.self, DeleteCommand.self, ListCommand.self,
-        ClearCommand.self, ImportCommand.self, ExportCommand.self, DiffCommand.self,
-        ApplyCommand.self, WatchCommand.self, LogCommand.self, RevertCommand.self,
-        RestoreCommand.self, CheckCommand.self, PathCommand.self, HelpCommand.self,
-        CompletionsCommand.self,
+        GetCommand.self, SetCommand.self, DeleteCommand.self, EditCommand.self,
+        ListCommand.self, ClearCommand.self, ImportCommand.self, ExportCommand.self,
+        DiffCommand.self, ApplyCommand.self, WatchCommand.self, LogCommand.self,
+        RevertCommand.self, RestoreCommand.self, CheckCommand.self, PathCommand.self,
+        HelpCommand.self, CompletionsCommand.self,
     ]
 
     /// Builds the command's context (store errors come first), then the

@@ -17,8 +17,8 @@ struct CLIBashCompletionTests {
     }
 
     static let commands = [
-        "get", "set", "delete", "list", "clear", "import", "export", "diff", "apply", "watch",
-        "log", "revert", "restore", "check", "path", "help", "completions",
+        "get", "set", "delete", "edit", "list", "clear", "import", "export", "diff", "apply",
+        "watch", "log", "revert", "restore", "check", "path", "help", "completions",
     ]
 
     @Test func theScriptRegistersAFunctionForPrefs() async throws {

@@ -5,8 +5,8 @@ import Testing
 /// `prefs --help` and `prefs COMMAND --help`.
 @Suite(.timeLimit(.minutes(10))) struct CLIHelpTests {
     static let commands = [
-        "get", "set", "delete", "list", "clear", "import", "export", "diff", "apply", "watch",
-        "log", "revert", "restore", "check", "path",
+        "get", "set", "delete", "edit", "list", "clear", "import", "export", "diff", "apply",
+        "watch", "log", "revert", "restore", "check", "path",
     ]
 
     @Test(arguments: [["--help"], ["-h"]])

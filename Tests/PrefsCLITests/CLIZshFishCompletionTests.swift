@@ -52,8 +52,9 @@ import Testing
         #expect(
             try await fishCompletions("prefs ")
                 == [
-                    "apply", "check", "clear", "completions", "delete", "diff", "export", "get",
-                    "help", "import", "list", "log", "path", "restore", "revert", "set", "watch",
+                    "apply", "check", "clear", "completions", "delete", "diff", "edit", "export",
+                    "get", "help", "import", "list", "log", "path", "restore", "revert", "set",
+                    "watch",
                 ])
         #expect(try await fishCompletions("prefs --suite ") == ["app", "other"])
         #expect(
