@@ -5,11 +5,13 @@
 #
 #   scripts/reliability.sh            full: 1,000 kills, multi-process, faults,
 #                                     120 s of fuzzing per target, the test
-#                                     suite under ThreadSanitizer
+#                                     suite under ThreadSanitizer, and every
+#                                     deliberate bug in scripts/mutants/
+#                                     (scripts/mutants.sh)
 #   scripts/reliability.sh --quick    CI: 100 kills, multi-process, faults,
 #                                     30 s of fuzzing per target
 #
-# Options: --fuzz-seconds N (per target), --no-fuzz, --no-tsan,
+# Options: --fuzz-seconds N (per target), --no-fuzz, --no-tsan, --no-mutants,
 # --seed N (repeat the crash harness's random kill moments).
 # Exits non-zero if any harness fails.
 set -uo pipefail
@@ -23,14 +25,16 @@ mode=full
 fuzz_seconds=120
 fuzz=yes
 tsan=yes
+mutants=yes
 while [[ $# -gt 0 ]]; do
     case $1 in
-    --quick) mode=quick; fuzz_seconds=30; tsan=no ;;
+    --quick) mode=quick; fuzz_seconds=30; tsan=no; mutants=no ;;
     --fuzz-seconds) fuzz_seconds=$2; shift ;;
     --no-fuzz) fuzz=no ;;
     --no-tsan) tsan=no ;;
+    --no-mutants) mutants=no ;;
     --seed) export PREFS_RELIABILITY_SEED=$2; shift ;;
-    *) echo "usage: scripts/reliability.sh [--quick] [--fuzz-seconds N] [--no-fuzz] [--no-tsan] [--seed N]" >&2; exit 2 ;;
+    *) echo "usage: scripts/reliability.sh [--quick] [--fuzz-seconds N] [--no-fuzz] [--no-tsan] [--no-mutants] [--seed N]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -105,6 +109,20 @@ if [[ $tsan == yes ]]; then
     races=$(grep -c 'WARNING: ThreadSanitizer' "$log/tsan.log" || true)
     tests=$(grep -Eo 'Test run with [0-9]+ tests?' "$log/tsan.log" | awk '{ n += $4 } END { print n " tests" }')
     summary+=("tsan: swift test --sanitize=thread $result, $races ThreadSanitizer reports, ${tests#Test run with } in $(elapsed "$start") (log: $log/tsan.log)")
+fi
+
+if [[ $mutants == yes ]]; then
+    start=$(date +%s)
+    # Every mutant must be killed: a survivor is a missing test.
+    if scripts/mutants.sh >"$log/mutants.log" 2>&1; then
+        result=passed
+    else
+        result=FAILED
+        status=1
+    fi
+    killed=$(grep -c '^mutants: .*: killed by' "$log/mutants.log" || true)
+    total=$(find scripts/mutants -name '*.patch' | wc -l)
+    summary+=("mutants: $killed of $total killed, $result in $(elapsed "$start") (table: $log/mutants.log)")
 fi
 
 echo
