@@ -23,7 +23,7 @@ import Testing
         }
         #expect(text.contains("examples:\n  prefs set dark_mode true"))
         #expect(text.contains("--version"))
-        #expect(text.contains("exit status: 0 ok, 1 key not set, 2 usage"))
+        #expect(text.contains("exit status: 0 ok, 1 key not set (or diff found differences),"))
     }
 
     @Test(arguments: commands)

@@ -11,8 +11,9 @@ import Synchronization
 ///
 /// The signals' default action (ending the process at once) is turned off
 /// and they are delivered through Dispatch sources instead, so the command
-/// can finish its output and exit with status 0. This file holds the tool's
-/// only system calls.
+/// can finish its output and exit with status 0. The tool's other system
+/// calls are beside this file: starting the editor, its user and its copy's
+/// directory (for `prefs edit`).
 enum TerminationSignals {
     /// Returns at the first SIGINT or SIGTERM after the call.
     static func next() async {

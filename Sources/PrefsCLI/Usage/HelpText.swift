@@ -22,8 +22,9 @@ enum HelpText {
             GlobalOptions.optionSpecs + [GlobalOptions.help, GlobalOptions.version])
         lines += [
             "",
-            "exit status: 0 ok, 1 key not set, 2 usage, 3 invalid value,",
-            "             4 corrupt store or legacy file, 5 I/O error",
+            "exit status: 0 ok, 1 key not set (or diff found differences),",
+            "             2 usage, 3 invalid value, 4 corrupt store or legacy file,",
+            "             5 I/O error",
             "",
             "examples:",
             "  prefs set dark_mode true",
