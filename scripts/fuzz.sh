@@ -64,7 +64,7 @@ if [[ ! -x $binary || $(cat "$build/stamp" 2>/dev/null) != "$stamp" ]]; then
     start=$(date +%s)
     # The linker's notes about the sanitizer's local symbols are noise; show
     # the build's output only when it fails.
-    if ! swiftc -O -sanitize=fuzzer,address -parse-as-library -swift-version 6 \
+    if ! swiftc -O -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-name Preferences \
         -module-name PreferencesFuzz -g "${sources[@]}" -o "$binary" >"$build/build.log" 2>&1; then
         grep -v 'Cannot export local symbol' "$build/build.log" >&2
         exit 1
