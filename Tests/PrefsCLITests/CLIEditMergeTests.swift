@@ -21,11 +21,11 @@ import Testing
 
     @Test func theStoreIsNotLockedWhileTheEditorRunsAndAStoreOnlyChangeIsKept() async throws {
         let (edit, child) = try await editing(#"{"a": 2, "b": "x"}"#)
-        // The library waits up to 10 s for a lock, then fails with status 5.
-        let started = ContinuousClock.now
+        // The library waits up to 10 s for a lock, then fails with status 5;
+        // the editor goes on only after this set, so a lock held while it
+        // runs would fail the set, however long a loaded run takes.
         let set = try await edit.workspace.prefs("set", "b", "y", timeout: .seconds(60))
         #expect(set.status == 0, "\(set.standardError)")
-        #expect(ContinuousClock.now - started < .seconds(8))
         #expect(try await edit.workspace.storedValues() == ["a": 1, "b": "y"])
 
         try write("", to: edit.file("go"))
