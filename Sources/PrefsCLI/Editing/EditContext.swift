@@ -11,4 +11,6 @@ struct EditContext: RunContext {
     }
 
     var output: ToolOutput { store.output }
+
+    func scrubbed(_ failure: CommandFailure) -> CommandFailure { store.scrubbed(failure) }
 }
