@@ -81,7 +81,7 @@ public struct PrefsTool: Sendable {
         } catch let exit as CommandExit {
             throw exit
         } catch {
-            throw context.scrubbed(CommandFailure(error))
+            throw await context.scrubbed(CommandFailure(error))
         }
     }
 }

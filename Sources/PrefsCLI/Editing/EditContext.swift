@@ -12,5 +12,7 @@ struct EditContext: RunContext {
 
     var output: ToolOutput { store.output }
 
-    func scrubbed(_ failure: CommandFailure) -> CommandFailure { store.scrubbed(failure) }
+    func scrubbed(_ failure: CommandFailure) async -> CommandFailure {
+        await store.scrubbed(failure)
+    }
 }

@@ -132,9 +132,14 @@ struct CommandContext: RunContext {
         return store
     }
 
-    /// `failure` with the secret values it quotes scrubbed.
-    func scrubbed(_ failure: CommandFailure) -> CommandFailure {
-        CommandFailure(failure.status, secrets.scrub(failure.message))
+    /// `failure` with the secret values it quotes scrubbed. When it failed
+    /// before the store was read (a value `set` refused), the store is
+    /// read first if it exists, for the secret keys its document lists.
+    func scrubbed(_ failure: CommandFailure) async -> CommandFailure {
+        if secrets.needsStore, etcd != nil || FileManager.default.fileExists(atPath: fileURL.path) {
+            _ = try? await openStore()
+        }
+        return CommandFailure(failure.status, secrets.scrub(failure.message))
     }
 
     /// The store as the output names it: the file's path, or for etcd the

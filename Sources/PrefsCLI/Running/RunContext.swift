@@ -8,9 +8,9 @@ protocol RunContext: Sendable {
 
     /// `failure` as it may be printed: for a store, with the secret values
     /// it quotes scrubbed.
-    func scrubbed(_ failure: CommandFailure) -> CommandFailure
+    func scrubbed(_ failure: CommandFailure) async -> CommandFailure
 }
 
 extension RunContext {
-    func scrubbed(_ failure: CommandFailure) -> CommandFailure { failure }
+    func scrubbed(_ failure: CommandFailure) async -> CommandFailure { failure }
 }

@@ -18,11 +18,27 @@ final class SecretRedaction: Sendable {
 
     /// `--reveal`: show secrets everywhere.
     let reveal: Bool
-    private let state: Mutex<(keys: Set<String>, texts: Set<String>)>
+    private let state: Mutex<State>
+
+    private struct State {
+        var keys: Set<String>
+        /// Values seen for each key: given on the command line, or stored.
+        var texts: [String: Set<String>] = [:]
+        /// Whether the store's document has been read for its secret keys.
+        var readStore = false
+    }
 
     init(keys: Set<String>, reveal: Bool) {
         self.reveal = reveal
-        state = Mutex((keys, []))
+        state = Mutex(State(keys: keys))
+    }
+
+    /// Whether a value was given before the store was read: its document
+    /// may list more secret keys, and a message may quote a value stored
+    /// for one, so the store is read before a failure is printed (see
+    /// ``CommandContext/scrubbed(_:)``).
+    var needsStore: Bool {
+        state.withLock { !$0.readStore && !$0.texts.isEmpty }
     }
 
     /// The secret keys known so far.
@@ -38,20 +54,19 @@ final class SecretRedaction: Sendable {
     /// value ends).
     func learn(_ snapshot: PreferencesSnapshot) {
         state.withLock { state in
+            state.readStore = true
             state.keys.formUnion(snapshot.secretKeys)
             for key in state.keys {
                 for value in [snapshot.values[key], snapshot.valueAfterTemporary(forKey: key)] {
-                    if let value { state.texts.formUnion(Self.texts(of: value)) }
+                    if let value { state.texts[key, default: []].formUnion(Self.texts(of: value)) }
                 }
             }
         }
     }
 
-    /// Remembers `value` as one to scrub from messages when `key` is secret.
+    /// Remembers `value` as one to scrub from messages if `key` is secret.
     func remember(_ value: PreferenceValue, forKey key: String) {
-        state.withLock { state in
-            if state.keys.contains(key) { state.texts.formUnion(Self.texts(of: value)) }
-        }
+        state.withLock { $0.texts[key, default: []].formUnion(Self.texts(of: value)) }
     }
 
     /// Remembers the text given for `key` on the command line when `key` is secret.
@@ -101,7 +116,9 @@ final class SecretRedaction: Sendable {
     /// `message` with every remembered secret value replaced by ``marker``.
     func scrub(_ message: String) -> String {
         guard !reveal else { return message }
-        let texts = state.withLock { $0.texts }
+        let texts = state.withLock { state in
+            state.keys.reduce(into: Set<String>()) { $0.formUnion(state.texts[$1] ?? []) }
+        }
         // Longest first, so a quoted value goes before the text inside it.
         return texts.sorted { $0.count > $1.count }.reduce(message) { message, text in
             message.replacingOccurrences(of: text, with: Self.marker)
