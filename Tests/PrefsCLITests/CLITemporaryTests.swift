@@ -92,13 +92,19 @@ import Testing
         try await workspace.prefs("set", "fresh", "yes", "--for", "1s")
         try await workspace.prefs("set", "log_level", "info")
         try await workspace.prefs("set", "log_level", "debug", "--for", "1s")
-        let end = try Self.end(of: try await workspace.prefs("get", "log_level", "--long").line)
+        // The end, from the history: a get --long may come after it on a busy machine.
+        let end = try Self.end(of: try await workspace.prefs("log", "-n", "1").line)
+        var values: [String] = []
         let reads = try await pollUntil(deadline: .seconds(30)) {
-            try await workspace.prefs("get", "log_level").line == "info"
+            values.append(try await workspace.prefs("get", "log_level").line)
+            return values.last == "info"
         }
-        // Every read that saw "debug" began before the end, and the one
-        // that saw "info" ended after it.
-        for read in reads.dropLast() { #expect(read.started <= end) }
+        // Each read that saw "debug" began before the end, and the one that
+        // saw "info" ended after it; nothing else was read.
+        for (read, value) in zip(reads, values).dropLast() {
+            #expect(value == "debug")
+            #expect(read.started <= end)
+        }
         #expect(try #require(reads.last).finished >= end)
         // A key without an earlier value is unset again.
         let unset = try await workspace.prefs("get", "fresh")
@@ -129,9 +135,9 @@ import Testing
         #expect(try await watch.exit() == 0)
     }
 
-    /// The end a `get --long` line names.
+    /// The end a `get --long` or `log` line names.
     static func end(of line: String) throws -> Date {
-        let match = try #require(try /temporary until (\S+Z),/.firstMatch(in: line), "\(line)")
+        let match = try #require(try /temporary until ([^\s,)]+Z)/.firstMatch(in: line), "\(line)")
         return try #require(ISO8601.parse(String(match.1)))
     }
 }
