@@ -170,6 +170,17 @@ import Testing
         let revealed = try await other.prefs(
             environment: environment, ["--file", other.store.path, "--reveal", "export"])
         #expect(revealed.standardOutput.contains(Self.secret))
+
+        // The manifest a service published beside its store.
+        let published = try CLIWorkspace()
+        try write(Self.manifestText, to: published.file("prefs.keys.json"))
+        #expect(try await published.prefs("set", "api_token", Self.secret).status == 0)
+        #expect(try permissions(published.store) & 0o777 == 0o600)
+        let diffed = workspace.file("other.json")
+        try write(#"{"api_token":"\#(Self.secret)-2"}"#, to: diffed)
+        let diff = try await published.prefs("diff", diffed.path)
+        #expect(diff.status == 1)
+        #expect(diff.standardOutput == "api_token: <redacted> → <redacted>\n")
     }
 
     /// Runs `prefs watch` with `arguments`, waits for its first line, sets
