@@ -183,6 +183,25 @@ import Testing
         #expect(diff.standardOutput == "api_token: <redacted> → <redacted>\n")
     }
 
+    @Test func editPrintsTheChangesOfASecretRedacted() async throws {
+        let edit = try EditWorkspace()
+        let manifest = ["--manifest", self.manifest.path]
+        let set = try await edit.workspace.prefs(manifest + ["set", "api_token", Self.secret])
+        #expect(set.status == 0)
+        let editor = try edit.writingEditor(#"{"api_token":"\#(Self.secret)-2","n":1}"#)
+        let edited = try await edit.edit(editor: editor, arguments: manifest)
+        #expect(edited.status == 0, "\(edited.standardError)")
+        #expect(edited.standardOutput == "api_token: <redacted> → <redacted>\nn: (unset) → 1\n")
+        #expect(!(edited.standardOutput + edited.standardError).contains(Self.secret))
+        // A value the manifest refuses is named without the value.
+        let refusing = try edit.writingEditor(
+            #"{"api_token":"\#(Self.secret)","n":1}"#, name: "refusing")
+        let refused = try await edit.edit(editor: refusing, arguments: ["--manifest", strict.path])
+        #expect(refused.status == 3)
+        #expect(refused.standardError.contains("<redacted>"), "\(refused.standardError)")
+        #expect(!(refused.standardOutput + refused.standardError).contains(Self.secret))
+    }
+
     /// Runs `prefs watch` with `arguments`, waits for its first line, sets
     /// the secret to `value` from another process, waits for that line,
     /// and returns every line printed.

@@ -131,6 +131,8 @@ struct EditSession {
                 "the edited copy must be one JSON object of key → value, not \(parsed.typeDescription)"
             )
         }
+        // A message that quotes a secret's edited value shows <redacted>.
+        for (key, value) in edited { secrets.remember(value, forKey: key) }
         let merge = ThreeWayMerge(base: base, edited: edited)
         if merge.changes.isEmpty { return .unchanged }
         let problems = merge.changes.keys.sortedByBytes().compactMap { key in
