@@ -208,7 +208,9 @@ import Testing
     func watchLines(_ arguments: [String], thenSet value: String) async throws -> String {
         let watch = try RunningProcess(
             "prefs", ["--file", workspace.store.path, "--manifest", manifest.path] + arguments)
-        defer { watch.kill(SIGKILL) }
+        // Killed only while it may run: once reaped, its pid may be another's.
+        var exited = false
+        defer { if !exited { watch.kill(SIGKILL) } }
         var lines = [try #require(try await watch.nextLine(timeout: .seconds(60)))]
         #expect(try await prefs("set", "api_token", value).output.status == 0)
         while !lines.last!.contains("api_token") || lines.count < 2 {
@@ -216,6 +218,7 @@ import Testing
         }
         watch.kill(SIGTERM)
         #expect(try await watch.exit() == 0)
+        exited = true
         while let line = try await watch.nextLine(timeout: .seconds(60)) { lines.append(line) }
         return lines.joined(separator: "\n")
     }

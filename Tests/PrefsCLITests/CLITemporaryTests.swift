@@ -115,7 +115,9 @@ import Testing
     @Test func watchDeliversTheEndWhenItComes() async throws {
         try await workspace.prefs("set", "log_level", "info")
         let watch = try RunningProcess("prefs", ["--file", workspace.store.path, "watch"])
-        defer { watch.kill(SIGKILL) }
+        // Killed only while it may run: once reaped, its pid may be another's.
+        var exited = false
+        defer { if !exited { watch.kill(SIGKILL) } }
         #expect(
             try await watch.nextLine()?.hasPrefix(#"{"key":"log_level","value":"info""#) == true)
         try await workspace.prefs("set", "log_level", "debug", "--for", "2s")
@@ -135,6 +137,7 @@ import Testing
         #expect(latency >= 0 && latency < 5, "latency \(latency) s")
         watch.kill(SIGTERM)
         #expect(try await watch.exit() == 0)
+        exited = true
     }
 
     /// The end a `get --long` or `log` line names.
