@@ -76,6 +76,12 @@ public struct PrefsTool: Sendable {
     ) async throws {
         let context = try Command.Context(invocation: invocation, tool: self)
         let parsed = try Command(invocation.options(for: Command.self))
-        try await parsed.run(context)
+        do {
+            try await parsed.run(context)
+        } catch let exit as CommandExit {
+            throw exit
+        } catch {
+            throw await context.scrubbed(CommandFailure(error))
+        }
     }
 }

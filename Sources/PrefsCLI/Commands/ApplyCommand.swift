@@ -61,10 +61,11 @@ struct ApplyCommand: PrefsCommand {
 
     func run(_ context: CommandContext) async throws {
         let desired = try DiffCommand.desiredValues(in: file)
+        for (key, value) in desired { context.secrets.remember(value, forKey: key) }
         try Self.check(desired, against: context.manifest, file: file)
         let store = try await context.openStore()
         if dryRun {
-            DiffCommand.print(store.difference(to: desired, prune: prune), to: context.output)
+            DiffCommand.print(store.difference(to: desired, prune: prune), to: context)
             return
         }
         let applied = try await store.apply(desired, prune: prune)

@@ -28,7 +28,8 @@ struct DiffCommand: PrefsCommand {
             'prefs apply' leaves them alone. Exits with status 0 when there is \
             no difference and 1 when there is, as diff(1) and 'git diff \
             --exit-code' do; 2 and up are errors: a FILE that is not JSON or not \
-            an object is status 4, naming the file, line and column.
+            an object is status 4, naming the file, line and column. The values \
+            of secret keys are shown as <redacted> unless --reveal is given.
             """,
         examples: [
             ("diff desired.json", "prints: max_connections: 100 → 1000"),
@@ -51,14 +52,20 @@ struct DiffCommand: PrefsCommand {
         let desired = try Self.desiredValues(in: file)
         let store = try await context.openStore()
         let difference = store.difference(to: desired, prune: prune)
-        Self.print(difference, to: context.output)
+        Self.print(difference, to: context)
         if !difference.isEmpty { throw CommandExit(status: .differences) }
     }
 
-    /// Prints the difference's `KEY: OLD → NEW` lines, if any.
-    static func print(_ difference: PreferencesDifference, to output: ToolOutput) {
-        let lines = difference.lines
-        if !lines.isEmpty { output.standardOutput(lines.map { $0 + "\n" }.joined()) }
+    /// Prints the difference's `KEY: OLD → NEW` lines, if any, secret
+    /// values as `<redacted>` unless `--reveal`.
+    static func print(_ difference: PreferencesDifference, to context: CommandContext) {
+        for (key, change) in difference.changes {
+            for value in [change.old, change.new] {
+                if let value { context.secrets.remember(value, forKey: key) }
+            }
+        }
+        let lines = context.secrets.lines(difference)
+        if !lines.isEmpty { context.output.standardOutput(lines.map { $0 + "\n" }.joined()) }
     }
 
     /// The values FILE holds: its JSON object, or the `values` of a store

@@ -57,7 +57,7 @@ struct EditCommand: PrefsCommand {
         let session = EditSession(
             store: store, manifest: context.store.manifest,
             editor: EditorCommand(environment: context.environment, user: user),
-            output: context.output,
+            output: context.output, secrets: context.store.secrets,
             prompt: Terminal.standardInputIsTerminal ? TerminalPrompt(output: context.output) : nil,
             temporaryParent: Self.temporaryParent(context.environment, user: user),
             copyName: Self.copyName(context.store.fileURL))

@@ -18,7 +18,8 @@ struct ExportCommand: PrefsCommand {
             reads it back). properties escapes as java.util.Properties.store \
             does, writing non-strings as JSON text. plist writes an XML property \
             list; null values, which a property list cannot hold, are left out \
-            with a warning.
+            with a warning. The values of secret keys are written as \
+            "<redacted>" unless --reveal is given.
             """,
         examples: [
             ("export > backup.json", "saves the values"),
@@ -40,7 +41,7 @@ struct ExportCommand: PrefsCommand {
         let snapshot = try await context.openStore().snapshot
         let export: PreferencesExport
         do {
-            export = try snapshot.export(as: format)
+            export = try PreferencesExport(context.secrets.shown(snapshot.values), as: format)
         } catch PreferencesError.invalidValue(let key, let reason) {
             // "key 'bell' holds control character U+7, …", as before the
             // writers moved to the library.

@@ -34,7 +34,9 @@ struct LogCommand: PrefsCommand {
             {"sequence":…,"at":…,"by":…,"program":…,"host":…,"changes":{"k":{"old":…,"new":…}}}, \
             with "old" absent for a key that was not set and "new" absent for one \
             that was removed. The history keeps the last 1,000 changes unless the \
-            programs sharing the store keep more.
+            programs sharing the store keep more. A change of a secret key is \
+            shown as '<key> <redacted> → <redacted>': the history never keeps \
+            its values, so --reveal cannot show them.
             """,
         examples: [
             ("log", "every change kept, newest first"),
@@ -81,7 +83,10 @@ struct LogCommand: PrefsCommand {
         let history = try await store.history(for: keys, after: after, since: date)
         var newestFirst = history.entries.reversed()[...]
         if let count { newestFirst = newestFirst.prefix(count) }
-        let lines = newestFirst.map { (json ? $0.jsonText : $0.description) + "\n" }
+        let lines = newestFirst.map { entry in
+            let shown = context.secrets.shown(entry)
+            return (json ? shown.jsonText : shown.description) + "\n"
+        }
         if !lines.isEmpty { context.output.standardOutput(lines.joined()) }
     }
 }

@@ -31,7 +31,9 @@ struct RestoreCommand: PrefsCommand {
             (values as compact JSON, (unset) for a key that is not or would not be \
             set), prints nothing when nothing would change, and writes nothing. A \
             state older than the history kept exits with status 3, naming the \
-            oldest change kept.
+            oldest change kept. The values of secret keys are shown as \
+            <redacted> unless --reveal is given (the history does not keep them, \
+            so a change of a secret cannot be restored).
             """,
         examples: [
             ("restore --to 400 --dry-run", "prints: max_connections: 1000 → 100"),
@@ -61,7 +63,9 @@ struct RestoreCommand: PrefsCommand {
             let difference = try await store.restoreDifference(to: sequence)
             let lines = difference.keys.sortedByBytes().map { key in
                 let change = difference[key]!
-                return "\(key): \(Self.shown(change.old)) → \(Self.shown(change.new))\n"
+                let secrets = context.secrets
+                return
+                    "\(key): \(secrets.text(change.old, forKey: key)) → \(secrets.text(change.new, forKey: key))\n"
             }
             if !lines.isEmpty { context.output.standardOutput(lines.joined()) }
         } else if let change = try await store.restore(to: sequence) {

@@ -1,3 +1,4 @@
+import Foundation
 import Preferences
 
 /// `prefs set KEY VALUE [--type TYPE]`.
@@ -9,6 +10,12 @@ import Preferences
 /// a new key, inference from the text. A value that does not fit the
 /// stored type exits with status 3 and says to pass `--type` to change the
 /// type on purpose.
+///
+/// `--for DURATION` makes the change temporary (A4 in
+/// Sources/Preferences/Preferences.docc/ChangingSettingsSafely.md): the key
+/// reads VALUE until then, and afterwards what it read before, by itself.
+/// DURATION is ``DurationText``'s grammar; one it does not take is a usage
+/// error (status 2) and nothing is written.
 struct SetCommand: PrefsCommand {
     static let name = "set"
     static let arguments = CommandArguments("KEY VALUE", 2...2, completing: [.keys, .nothing])
@@ -16,7 +23,10 @@ struct SetCommand: PrefsCommand {
         "--type", "TYPE",
         help: "Store VALUE as bool, int, double, string, json, date (ISO 8601) or data (base64).",
         completing: .words(PreferenceValueType.allCases.map(\.rawValue)))
-    static let options: [any OptionDeclaration] = [type]
+    static let duration = ValueOption<Self>(
+        "--for", "DURATION",
+        help: "Only for DURATION (30s, 15m, 2h, 1h30m); then the key reads as before.")
+    static let options: [any OptionDeclaration] = [type, duration]
     static let help = CommandHelp(
         summary: "Store a value.",
         discussion: """
@@ -28,7 +38,14 @@ struct SetCommand: PrefsCommand {
             decimal literal (1.5, 2e3) is a double and anything else is a string. \
             A declared value must also fit the key's range and allowed values. \
             The write is durable when the command returns, and running services \
-            see it. Use -- before a VALUE that starts with a dash.
+            see it. Use -- before a VALUE that starts with a dash. With --for \
+            DURATION the change is temporary: once DURATION has passed, the key \
+            reads as it did before (its earlier value, or unset) with no write and \
+            no process running; 'prefs get --long' shows when it ends, and an \
+            ordinary 'prefs set' of the key ends it early. DURATION is whole \
+            numbers each followed by h, m or s, in that order (30s, 15m, 2h, \
+            1h30m), longer than zero and at most a year; anything else exits with \
+            status 2 and writes nothing.
             """,
         examples: [
             ("set dark_mode true", "stores the boolean true"),
@@ -36,15 +53,29 @@ struct SetCommand: PrefsCommand {
             ("set servers '[\"a\",\"b\"]' --type json", "stores an array"),
             ("set last_sync 2026-03-01T09:30:00Z --type date", "stores a date"),
             ("set motto -- --never-give-up", "stores a string starting with dashes"),
+            ("set log_level debug --for 30m", "debug for half an hour, then as before"),
         ])
 
     let key: String
     let text: String
     let type: PreferenceValueType?
+    /// With `--for`: how many seconds the value holds.
+    let seconds: Int64?
 
     init(_ parsed: ParsedOptions<Self>) throws(CommandFailure) {
         key = parsed.arguments[0]
         text = parsed.arguments[1]
+        if let duration = parsed[Self.duration] {
+            switch DurationText.seconds(duration) {
+            case .success(let seconds): self.seconds = seconds
+            case .failure(let problem):
+                throw .usage(
+                    "invalid \(Self.duration.spec.name) '\(duration)' (\(problem.reason))",
+                    usage: Self.self)
+            }
+        } else {
+            seconds = nil
+        }
         guard let typeName = parsed[Self.type] else {
             type = nil
             return
@@ -57,6 +88,7 @@ struct SetCommand: PrefsCommand {
     }
 
     func run(_ context: CommandContext) async throws {
+        context.secrets.remember(text: text, forKey: key)
         let explicit: PreferenceValue?
         if let type {
             let value = try type.parse(text, forKey: key)
@@ -70,8 +102,14 @@ struct SetCommand: PrefsCommand {
         let store = try await context.openStore()
         try await store.edit { preferences in
             // The stored type is read under the lock, from the state the write replaces.
-            preferences[raw: key] =
-                try explicit ?? Self.value(text, key: key, stored: preferences[raw: key])
+            let value = try explicit ?? Self.value(text, key: key, stored: preferences[raw: key])
+            if let seconds {
+                // As store.set(_:_:for:) does, for a key known by its name.
+                let until = Date(timeIntervalSinceNow: TimeInterval(seconds))
+                preferences.set(raw: key, value, until: until)
+            } else {
+                preferences[raw: key] = value
+            }
         }
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import Preferences
 
 /// `prefs watch [KEY ...]`: the current values, then one JSON line per
@@ -7,7 +8,9 @@ import Preferences
 /// for a key that is set (or changed), with when and by whom it was changed
 /// where that is recorded (see "Who changed what" in
 /// Sources/Preferences/Preferences.docc/OperatorLoop.md), and
-/// `{"key":"k","removed":true}` for a key that was removed.
+/// `{"key":"k","removed":true}` for a key that was removed. A temporary
+/// value adds `"until":"<UTC time>"`, when it ends (and the line for its
+/// end comes then). Secret values are `"<redacted>"` unless `--reveal`.
 ///
 /// With `--since SEQ` it follows the store's history instead, as
 /// `PreferencesStore.changes(since:)` delivers it: each change after SEQ,
@@ -28,7 +31,10 @@ struct WatchCommand: PrefsCommand {
             First prints the current value of every stored key (or of each KEY \
             given), then one line per changed key as changes happen, in this \
             process or any other: {"key":"k","value":<json>} when a key is set \
-            and {"key":"k","removed":true} when it is removed. With --since SEQ it \
+            and {"key":"k","removed":true} when it is removed; a temporary value \
+            (set with 'prefs set --for') adds "until":"<UTC time>", and when it \
+            ends the key's line comes again with the value it returns to. Secret \
+            values are shown as "<redacted>" unless --reveal is given. With --since SEQ it \
             prints instead every change after SEQ (see 'prefs log'), first from the \
             history and then as each is made, none missed nor repeated, one \
             history entry a line as 'prefs log --json' prints it (with KEY, only \
@@ -70,7 +76,10 @@ struct WatchCommand: PrefsCommand {
             group.addTask {
                 if let since {
                     for await event in store.changes(since: since) {
-                        if let line = Self.historyLine(event, keys: keys) { output.print(line) }
+                        if let line = Self.historyLine(event, keys: keys, secrets: context.secrets)
+                        {
+                            output.print(line)
+                        }
                     }
                     return
                 }
@@ -78,8 +87,10 @@ struct WatchCommand: PrefsCommand {
                 for await snapshot in store.changes() {
                     var current = snapshot.values
                     if !keys.isEmpty { current = current.filter { keys.contains($0.key) } }
+                    context.secrets.learn(snapshot)
                     let lines = Self.changeLines(
-                        from: previous, to: current, modifications: snapshot.modification)
+                        from: previous, to: current, modifications: snapshot.modification,
+                        ends: snapshot.temporaryValueEnd, secrets: context.secrets)
                     if !lines.isEmpty { output.standardOutput(lines.joined()) }
                     previous = current
                 }
@@ -94,22 +105,26 @@ struct WatchCommand: PrefsCommand {
     /// for a change that touched none of `keys` (when there are any), or
     /// the gap. A gap is always shown: the changes it stands for may have
     /// touched the keys.
-    static func historyLine(_ event: HistoryEvent, keys: Set<String>) -> String? {
+    static func historyLine(
+        _ event: HistoryEvent, keys: Set<String>, secrets: SecretRedaction
+    ) -> String? {
         switch event {
         case .change(let entry):
             guard keys.isEmpty || entry.changes.keys.contains(where: keys.contains) else {
                 return nil
             }
-            return entry.jsonText
+            return secrets.shown(entry).jsonText
         case .gap(let after, let resumesAt):
             return "{\"gap\":{\"after\":\(after),\"resumes_at\":\(resumesAt)}}"
         }
     }
 
-    /// One line per key whose value differs between the two states, sorted by key.
+    /// One line per key whose value differs between the two states, sorted
+    /// by key; `ends` gives when a temporary value ends.
     static func changeLines(
         from previous: [String: PreferenceValue], to current: [String: PreferenceValue],
-        modifications: (String) -> PreferenceModification? = { _ in nil }
+        modifications: (String) -> PreferenceModification? = { _ in nil },
+        ends: (String) -> Date? = { _ in nil }, secrets: SecretRedaction
     ) -> [String] {
         let keys = Set(previous.keys).union(current.keys).sortedByBytes()
         return keys.compactMap { key in
@@ -117,7 +132,11 @@ struct WatchCommand: PrefsCommand {
             switch (previous[key], current[key]) {
             case (let old, let new?) where old != new:
                 let modified = modifications(key).map { ",\"modified\":\($0.jsonValue.jsonText)" }
-                return "{\"key\":\(name),\"value\":\(new.jsonText)\(modified ?? "")}\n"
+                let until = ends(key).map {
+                    ",\"until\":\(PreferenceValue.string(ListCommand.timestamp($0)).jsonText)"
+                }
+                let value = secrets.shown(new, forKey: key).jsonText
+                return "{\"key\":\(name),\"value\":\(value)\(modified ?? "")\(until ?? "")}\n"
             case (_?, nil):
                 return "{\"key\":\(name),\"removed\":true}\n"
             default:

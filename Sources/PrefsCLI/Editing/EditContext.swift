@@ -11,4 +11,8 @@ struct EditContext: RunContext {
     }
 
     var output: ToolOutput { store.output }
+
+    func scrubbed(_ failure: CommandFailure) async -> CommandFailure {
+        await store.scrubbed(failure)
+    }
 }

@@ -19,6 +19,8 @@ struct EditSession {
     let manifest: PreferencesManifest?
     let editor: EditorCommand
     let output: ToolOutput
+    /// How the changes printed show secret values.
+    let secrets: SecretRedaction
     /// Asks whether to reopen the editor on a refused copy; nil when
     /// standard input is not a terminal.
     let prompt: TerminalPrompt?
@@ -94,7 +96,8 @@ struct EditSession {
                 output.standardOutput(
                     changes.keys.sortedByBytes().map { key in
                         let change = changes[key]!
-                        return "\(key): \(Self.shown(change.old)) → \(Self.shown(change.new))\n"
+                        let old = secrets.text(change.old, forKey: key)
+                        return "\(key): \(old) → \(secrets.text(change.new, forKey: key))\n"
                     }.joined())
             case .refused(let problem):
                 if let prompt {
@@ -128,6 +131,8 @@ struct EditSession {
                 "the edited copy must be one JSON object of key → value, not \(parsed.typeDescription)"
             )
         }
+        // A message that quotes a secret's edited value shows <redacted>.
+        for (key, value) in edited { secrets.remember(value, forKey: key) }
         let merge = ThreeWayMerge(base: base, edited: edited)
         if merge.changes.isEmpty { return .unchanged }
         let problems = merge.changes.keys.sortedByBytes().compactMap { key in
@@ -163,11 +168,6 @@ struct EditSession {
         CommandFailure(
             failure.status,
             "\(failure.message); nothing was written; your edit is kept in \(copy)")
-    }
-
-    /// A value as compact JSON, or `(unset)`.
-    private static func shown(_ value: PreferenceValue?) -> String {
-        value?.jsonText ?? "(unset)"
     }
 
     /// The keys `manifest` declares that are not stored, one a line with

@@ -24,8 +24,14 @@ enum GlobalOptions: OptionOwner {
         help: "With --etcd: the password of $PREFS_ETCD_USER (else $PREFS_ETCD_PASSWORD).",
         completing: .files)
 
+    static let reveal = Flag<Self>(
+        "--reveal",
+        help:
+            "Show the values of secret keys instead of <redacted> (only 'get KEY' shows them otherwise)."
+    )
+
     static let options: [any OptionDeclaration] = [
-        file, suite, manifest, etcd, key, etcdPasswordFile,
+        file, suite, manifest, etcd, key, etcdPasswordFile, reveal,
     ]
 
     /// `--help` and `--version`, which the parser handles itself (`--help`

@@ -16,6 +16,9 @@ struct CommandContext: RunContext {
     /// Sources/Preferences/Preferences.docc/CommandLineTool.md; not for
     /// etcd), else none.
     let manifest: PreferencesManifest?
+    /// The secret keys and how their values are shown (`--reveal`); its
+    /// scrubbing applies to ``output``'s standard error.
+    let secrets: SecretRedaction
     let output: ToolOutput
     let stopSignal: @Sendable () async -> Void
 
@@ -25,7 +28,6 @@ struct CommandContext: RunContext {
         }
         let global = invocation.global
         self.command = command
-        self.output = tool.output
         self.stopSignal = tool.stopSignal
         etcd = try Self.etcdTarget(global, environment: tool.environment, command: command)
         if let etcd {
@@ -51,6 +53,39 @@ struct CommandContext: RunContext {
                 named: global[GlobalOptions.manifest] ?? tool.environment["PREFS_MANIFEST"],
                 store: etcd == nil ? fileURL : nil)
             : nil
+        let secrets = SecretRedaction(
+            keys: Self.secretKeys(
+                in: manifest,
+                named: global[GlobalOptions.manifest] ?? tool.environment["PREFS_MANIFEST"],
+                store: etcd == nil ? fileURL : nil),
+            reveal: global[GlobalOptions.reveal])
+        self.secrets = secrets
+        var output = tool.output
+        let standardError = output.standardError
+        output.standardError = { standardError(secrets.scrub($0)) }
+        self.output = output
+    }
+
+    /// The keys declared secret by every manifest in force: the one given
+    /// (`manifest`, read from `path`), and the one published beside the
+    /// store. A manifest that cannot be read declares none here (the
+    /// commands that use it report why); the store's document adds the
+    /// keys it lists when it is opened.
+    private static func secretKeys(
+        in manifest: PreferencesManifest?, named path: String?, store: URL?
+    ) -> Set<String> {
+        var manifests = [manifest]
+        if manifest == nil, let path, !path.isEmpty {
+            manifests.append(try? Self.manifest(named: path, store: nil))
+        }
+        if let store {
+            manifests.append(try? Self.manifest(named: nil, store: store))
+        }
+        var keys: Set<String> = []
+        for case let manifest? in manifests {
+            for (key, entry) in manifest.entries where entry.secret { keys.insert(key) }
+        }
+        return keys
     }
 
     /// The manifest at `path`, else the one published beside `store` if
@@ -75,18 +110,36 @@ struct CommandContext: RunContext {
 
     /// Fails with status 3 when the manifest declares `key` and `value` does not fit.
     func validate(_ value: PreferenceValue, forKey key: String) throws {
+        secrets.remember(value, forKey: key)
         if let problem = manifest?.validate(key: key, value: value) {
             throw CommandFailure(.invalidValue, problem.message)
         }
     }
 
-    /// Opens the store; a corrupt file is an error, never reset.
+    /// Opens the store; a corrupt file is an error, never reset. Its
+    /// writes keep the secret keys' values out of the history, and
+    /// ``secrets`` learns the keys its document lists and their values.
     func openStore() async throws -> PreferencesStore {
-        if let etcd {
-            return try await PreferencesStore(
-                etcd: etcd.configuration, key: etcd.key, corruption: .fail)
+        let store =
+            if let etcd {
+                try await PreferencesStore(
+                    etcd: etcd.configuration, key: etcd.key, corruption: .fail)
+            } else {
+                try await PreferencesStore(fileURL: fileURL, corruption: .fail)
+            }
+        store.treatAsSecret(secrets.keys)
+        secrets.learn(store.snapshot)
+        return store
+    }
+
+    /// `failure` with the secret values it quotes scrubbed. When it failed
+    /// before the store was read (a value `set` refused), the store is
+    /// read first if it exists, for the secret keys its document lists.
+    func scrubbed(_ failure: CommandFailure) async -> CommandFailure {
+        if secrets.needsStore, etcd != nil || FileManager.default.fileExists(atPath: fileURL.path) {
+            _ = try? await openStore()
         }
-        return try await PreferencesStore(fileURL: fileURL, corruption: .fail)
+        return CommandFailure(failure.status, secrets.scrub(failure.message))
     }
 
     /// The store as the output names it: the file's path, or for etcd the

@@ -29,6 +29,7 @@ enum HelpText {
             "examples:",
             "  prefs set dark_mode true",
             "  prefs get dark_mode",
+            "  prefs set log_level debug --for 30m",
             "  prefs --suite com.example.app list",
             "  prefs import app.properties --format properties",
             "  prefs watch",
