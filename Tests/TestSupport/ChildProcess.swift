@@ -9,6 +9,30 @@ import Testing
     import Darwin
 #endif
 
+extension FileHandle {
+    /// The next bytes a pipe holds, waiting for some; empty at end of file.
+    /// Unlike `availableData`, which stops the whole test run when a signal
+    /// interrupts its read, an interrupted read is tried again.
+    package func nextChunk() -> Data {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes {
+                systemRead(fileDescriptor, $0.baseAddress, $0.count)
+            }
+            if count > 0 { return Data(buffer[0..<count]) }
+            if count < 0 && errno == EINTR { continue }
+            return Data()
+        }
+    }
+}
+
+/// `read(2)`, named apart from `FileHandle`'s own `read` methods.
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int)
+    -> Int
+{
+    read(descriptor, buffer, count)
+}
+
 /// Reads a child's output on a thread of its own and hands it out line by
 /// line; every wait has a deadline and fails with everything the child
 /// printed so far.
@@ -30,7 +54,7 @@ package final class ChildOutput: Sendable {
         self.name = name
         Thread { [self] in
             while true {
-                let chunk = handle.availableData
+                let chunk = handle.nextChunk()
                 let waiter = state.withLock { state in
                     if chunk.isEmpty {
                         state.ended = true
@@ -233,7 +257,7 @@ package final class FinishingChild: @unchecked Sendable {
             let reader = pipe.fileHandleForReading
             Thread { [self] in
                 while true {
-                    let chunk = reader.availableData
+                    let chunk = reader.nextChunk()
                     if chunk.isEmpty { break }
                     state.withLock { state in
                         if isError {

@@ -95,7 +95,7 @@ package final class LockHolder: @unchecked Sendable {
         let line = await FileIntegrity.onThread(within: 30) {
             var buffer = Data()
             while !buffer.contains(0x0A) {
-                let chunk = reader.availableData
+                let chunk = reader.nextChunk()
                 if chunk.isEmpty { break }
                 buffer.append(chunk)
             }
