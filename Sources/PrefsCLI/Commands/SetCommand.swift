@@ -16,7 +16,16 @@ struct SetCommand: PrefsCommand {
         "--type", "TYPE",
         help: "Store VALUE as bool, int, double, string, json, date (ISO 8601) or data (base64).",
         completing: .words(PreferenceValueType.allCases.map(\.rawValue)))
-    static let options: [any OptionDeclaration] = [type]
+    static let wait = ValueOption<Self>(
+        "--wait", "TIMEOUT",
+        help:
+            "Wait until every running replica has applied the change (default at most 30 s; 500ms, 2s, 1m).",
+        optionalValue: true)
+    static let force = Flag<Self>(
+        "--force",
+        help:
+            "Store VALUE even if another program's or a running replica's key manifest refuses it.")
+    static let options: [any OptionDeclaration] = [type, wait, force]
     static let help = CommandHelp(
         summary: "Store a value.",
         discussion: """
@@ -36,15 +45,20 @@ struct SetCommand: PrefsCommand {
             ("set servers '[\"a\",\"b\"]' --type json", "stores an array"),
             ("set last_sync 2026-03-01T09:30:00Z --type date", "stores a date"),
             ("set motto -- --never-give-up", "stores a string starting with dashes"),
+            ("set greeting Bonjour --wait 5s", "waits until every running replica has it"),
         ])
 
     let key: String
     let text: String
     let type: PreferenceValueType?
+    let wait: Duration?
+    let force: Bool
 
     init(_ parsed: ParsedOptions<Self>) throws(CommandFailure) {
         key = parsed.arguments[0]
         text = parsed.arguments[1]
+        wait = try ReplicaWait.timeout(parsed[Self.wait])
+        force = parsed[Self.force]
         guard let typeName = parsed[Self.type] else {
             type = nil
             return
@@ -68,10 +82,21 @@ struct SetCommand: PrefsCommand {
             explicit = nil
         }
         let store = try await context.openStore()
+        let (key, text) = (key, text)
+        let programs = force ? [:] : context.programManifests
+        let replicas = force ? nil : store.storage
         try await store.edit { preferences in
             // The stored type is read under the lock, from the state the write replaces.
-            preferences[raw: key] =
-                try explicit ?? Self.value(text, key: key, stored: preferences[raw: key])
+            let value = try explicit ?? Self.value(text, key: key, stored: preferences[raw: key])
+            if let problem = PreferencesManifest.refusal(of: value, forKey: key, by: programs) {
+                throw CommandFailure(.invalidValue, problem.message)
+            }
+            if let replicas { try ReplicaGuard.check([key: value], storage: replicas) }
+            preferences[raw: key] = value
+        }
+        if let wait {
+            try await ReplicaWait(storage: store.storage, output: context.output)
+                .wait(for: store.snapshot.sequence, timeout: wait)
         }
     }
 

@@ -16,6 +16,10 @@ struct CommandContext: RunContext {
     /// Sources/Preferences/Preferences.docc/CommandLineTool.md; not for
     /// etcd), else none.
     let manifest: PreferencesManifest?
+    /// Every program's manifest published beside the store, by program
+    /// (F1 in Sources/Preferences/Preferences.docc/RollingOutAChange.md):
+    /// a value any of them refuses is refused.
+    private(set) var programManifests: [String: PreferencesManifest]
     let output: ToolOutput
     let stopSignal: @Sendable () async -> Void
 
@@ -51,6 +55,23 @@ struct CommandContext: RunContext {
                 named: global[GlobalOptions.manifest] ?? tool.environment["PREFS_MANIFEST"],
                 store: etcd == nil ? fileURL : nil)
             : nil
+        programManifests = [:]
+        if command.readsManifest {
+            programManifests = try Self.programManifests(storage())
+        }
+    }
+
+    /// The manifests of every program, as published beside the store; one
+    /// that cannot be parsed is an error, as the store's own manifest is.
+    static func programManifests(_ storage: any PreferencesStorage) throws -> [String:
+        PreferencesManifest]
+    {
+        var manifests: [String: PreferencesManifest] = [:]
+        for (program, bytes) in try storage.publishedManifests() {
+            manifests[program] = try PreferencesManifest(
+                jsonText: String(decoding: bytes, as: UTF8.self), source: program)
+        }
+        return manifests
     }
 
     /// The manifest at `path`, else the one published beside `store` if
@@ -78,15 +99,27 @@ struct CommandContext: RunContext {
         if let problem = manifest?.validate(key: key, value: value) {
             throw CommandFailure(.invalidValue, problem.message)
         }
+        if let problem = PreferencesManifest.refusal(of: value, forKey: key, by: programManifests) {
+            throw CommandFailure(.invalidValue, problem.message)
+        }
     }
 
-    /// Opens the store; a corrupt file is an error, never reset.
+    /// Opens the store; a corrupt file is an error, never reset. Live
+    /// reads are off: `prefs` is not a replica of the store (F2 in
+    /// Sources/Preferences/Preferences.docc/RollingOutAChange.md), and
+    /// every write re-reads first all the same.
     func openStore() async throws -> PreferencesStore {
         if let etcd {
             return try await PreferencesStore(
-                etcd: etcd.configuration, key: etcd.key, corruption: .fail)
+                etcd: etcd.configuration, key: etcd.key, corruption: .fail, liveReads: false)
         }
-        return try await PreferencesStore(fileURL: fileURL, corruption: .fail)
+        return try await PreferencesStore(fileURL: fileURL, corruption: .fail, liveReads: false)
+    }
+
+    /// The store's backend, for what needs no open store (the replicas).
+    func storage() throws -> any PreferencesStorage {
+        if let etcd { return try EtcdStorage(configuration: etcd.configuration, key: etcd.key) }
+        return FileStorage(fileURL: fileURL)
     }
 
     /// The store as the output names it: the file's path, or for etcd the
