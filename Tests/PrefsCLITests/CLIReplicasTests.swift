@@ -146,6 +146,59 @@ import Testing
         try await stop(children)
     }
 
+    @Test func everyCommandThatWritesCanWait() async throws {
+        // An old version (at most 100) and a new one (at most 1000, published last).
+        let old = try await startReplica(program: "svc", maximum: 100)
+        let new = try await startReplica(program: "svc", maximum: 1000)
+        defer { Task { [old, new] in try? await stop([old, new]) } }
+        func lines(_ arguments: String...) async throws -> [String] {
+            let output = try await workspace.prefs(arguments)
+            #expect(output.status == 0, "\(arguments): \(output.standardError)")
+            return output.standardOutput.split(separator: "\n").map {
+                $0.hasPrefix("applied on") ? String($0.prefix(23)) : String($0)
+            }
+        }
+        #expect(try await lines("set", "interval_ms", "5", "--wait") == ["applied on 2/2 replicas"])
+        #expect(
+            try await lines("delete", "interval_ms", "--wait=10s") == ["applied on 2/2 replicas"])
+        let file = workspace.file("desired.json")
+        try write(#"{"interval_ms": 7}"#, to: file)
+        #expect(
+            try await lines("apply", file.path, "--wait", "10s")
+                == ["applied 1 change as #3", "applied on 2/2 replicas"])
+        #expect(
+            try await lines("revert", "3", "--wait")
+                == ["reverted #3 as #4", "applied on 2/2 replicas"])
+        #expect(
+            try await lines("restore", "--to", "3", "--wait")
+                == ["restored to #3 as #5", "applied on 2/2 replicas"])
+        #expect(try await replicas().map(\.applied) == [5, 5])
+        // edit, with an editor that sets interval_ms to 9.
+        let editor = workspace.file("editor")
+        try write("#!/bin/sh\nprintf '{\"interval_ms\": 9}' > \"$1\"\n", to: editor)
+        try FileManager.default.setAttributes(
+            [.posixPermissions: 0o755], ofItemAtPath: editor.path)
+        var environment = cleanEnvironment()
+        environment["EDITOR"] = editor.path
+        environment["TMPDIR"] = workspace.directory.url.path
+        let edited = try await runChild(
+            "prefs", ["--file", workspace.store.path, "edit", "--wait"], environment: environment)
+        #expect(edited.status == 0, "\(edited.standardError)")
+        #expect(edited.standardOutput.hasPrefix("interval_ms: 7 → 9\napplied on 2/2 replicas in "))
+        #expect(try await replicas().map(\.applied) == [6, 6])
+        // apply checks the old version's manifest too.
+        try write(#"{"interval_ms": 700}"#, to: file)
+        let refused = try await workspace.prefs("apply", file.path)
+        #expect(refused.status == 3)
+        #expect(
+            refused.standardError
+                == "prefs: error: key 'interval_ms' must be at most 100, not 700 for replica "
+                + "\(Platform.hostName)/\(old.process.processIdentifier) (program svc); "
+                + "pass --force to write it anyway\n")
+        #expect(try await workspace.prefs("apply", file.path, "--force").status == 0)
+        try await stop([old, new])
+    }
+
     @Test func anOldVersionStillRunningRefusesWhatItCannotRead() async throws {
         // The old version allows at most 100, the new one (published last) 1000.
         let old = try await startReplica(program: "svc", maximum: 100)

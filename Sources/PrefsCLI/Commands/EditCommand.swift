@@ -49,7 +49,14 @@ struct EditCommand: PrefsCommand {
             ("--etcd http://127.0.0.1:2379 --suite app edit", "edits a store in etcd"),
         ])
 
-    init(_ parsed: ParsedOptions<Self>) {}
+    static let wait: ValueOption<Self> = ReplicaWait.option()
+    static let options: [any OptionDeclaration] = [wait]
+
+    let wait: Duration?
+
+    init(_ parsed: ParsedOptions<Self>) throws(CommandFailure) {
+        wait = try ReplicaWait.timeout(parsed[Self.wait])
+    }
 
     func run(_ context: EditContext) async throws {
         let store = try await context.store.openStore()
@@ -62,6 +69,7 @@ struct EditCommand: PrefsCommand {
             temporaryParent: Self.temporaryParent(context.environment, user: user),
             copyName: Self.copyName(context.store.fileURL))
         try await session.run()
+        try await ReplicaWait.afterWrite(store, timeout: wait, output: context.output)
     }
 
     /// `$TMPDIR` when it is an absolute path, else `/tmp`; under `sudo`

@@ -16,11 +16,7 @@ struct SetCommand: PrefsCommand {
         "--type", "TYPE",
         help: "Store VALUE as bool, int, double, string, json, date (ISO 8601) or data (base64).",
         completing: .words(PreferenceValueType.allCases.map(\.rawValue)))
-    static let wait = ValueOption<Self>(
-        "--wait", "TIMEOUT",
-        help:
-            "Wait until every running replica has applied the change (default at most 30 s; 500ms, 2s, 1m).",
-        optionalValue: true)
+    static let wait: ValueOption<Self> = ReplicaWait.option()
     static let force = Flag<Self>(
         "--force",
         help:
@@ -94,10 +90,7 @@ struct SetCommand: PrefsCommand {
             if let replicas { try ReplicaGuard.check([key: value], storage: replicas) }
             preferences[raw: key] = value
         }
-        if let wait {
-            try await ReplicaWait(storage: store.storage, output: context.output)
-                .wait(for: store.snapshot.sequence, timeout: wait)
-        }
+        try await ReplicaWait.afterWrite(store, timeout: wait, output: context.output)
     }
 
     /// `text` as the type of `stored`, or inferred when nothing is stored.

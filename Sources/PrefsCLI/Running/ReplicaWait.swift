@@ -35,6 +35,24 @@ struct ReplicaWait {
         return .milliseconds(Int64(value * scale * 1000))
     }
 
+    /// A command's `--wait [TIMEOUT]`.
+    static func option<Owner: OptionOwner>() -> ValueOption<Owner> {
+        ValueOption<Owner>(
+            "--wait", "TIMEOUT",
+            help:
+                "Wait until every running replica has applied the change (default at most 30 s; 500ms, 2s, 1m).",
+            optionalValue: true)
+    }
+
+    /// With a timeout (`--wait` given), waits for the change `store` made last.
+    static func afterWrite(
+        _ store: PreferencesStore, timeout: Duration?, output: ToolOutput
+    ) async throws {
+        guard let timeout else { return }
+        try await ReplicaWait(storage: store.storage, output: output)
+            .wait(for: store.snapshot.sequence, timeout: timeout)
+    }
+
     let storage: any PreferencesStorage
     let output: ToolOutput
 
