@@ -199,6 +199,36 @@ import Testing
         try await stop([old, new])
     }
 
+    @Test func onATerminalTheWaitShowsProgress() async throws {
+        // script(1) gives prefs a terminal; it is part of util-linux.
+        let script = "/usr/bin/script"
+        try #require(FileManager.default.isExecutableFile(atPath: script), "script(1) is needed")
+        let children = [
+            try await startReplica(program: "svc", maximum: 100),
+            try await startReplica(program: "svc", maximum: 100),
+        ]
+        defer { Task { [children] in try? await stop(children) } }
+        children[1].kill(SIGSTOP)
+        let command =
+            "'\(productURL("prefs").path)' --file '\(workspace.store.path)' "
+            + "set interval_ms 5 --wait 1s"
+        let output = try await runProgram(script, ["-qec", command, "/dev/null"])
+        // The count as it changes (the live replica may still be applying
+        // it at the first look), then the error on a line of its own.
+        let shown = output.standardOutput
+        #expect(
+            shown.hasPrefix("\r1/2 replicas have applied change 1\r\n")
+                || shown.hasPrefix(
+                    "\r0/2 replicas have applied change 1\r1/2 replicas have applied change 1\r\n"),
+            "\(shown.debugDescription)")
+        #expect(
+            output.standardOutput.hasSuffix(
+                "1/2 replicas have applied change 1\r\nprefs: error: change 1 not applied within 1 s by "
+                    + "\(Platform.hostName)/\(children[1].process.processIdentifier) (svc, at 0)\r\n"
+            ), "\(output.standardOutput.debugDescription)")
+        try await stop(children)
+    }
+
     @Test func anOldVersionStillRunningRefusesWhatItCannotRead() async throws {
         // The old version allows at most 100, the new one (published last) 1000.
         let old = try await startReplica(program: "svc", maximum: 100)

@@ -94,15 +94,17 @@ struct ReplicaWait {
         let progress = Terminal.standardErrorIsTerminal
         var iterator = events.makeAsyncIterator()
         var live = waited
+        var shown = ""
         while true {
             live = try storage.replicas().filter { replica in
                 waited.contains { $0.host == replica.host && $0.pid == replica.pid }
             }
             let behind = live.filter { $0.applied < sequence }
-            if progress {
-                output.standardError(
-                    "\r\(live.count - behind.count)/\(live.count) replicas have applied change \(sequence)"
-                )
+            let line =
+                "\r\(live.count - behind.count)/\(live.count) replicas have applied change \(sequence)"
+            if progress && line != shown {
+                output.standardError(line)
+                shown = line
             }
             if behind.isEmpty { break }
             let now = clock.now
