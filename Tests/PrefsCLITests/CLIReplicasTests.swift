@@ -186,6 +186,20 @@ import Testing
         #expect(edited.status == 0, "\(edited.standardError)")
         #expect(edited.standardOutput.hasPrefix("interval_ms: 7 → 9\napplied on 2/2 replicas in "))
         #expect(try await replicas().map(\.applied) == [6, 6])
+        // edit checks the old version's manifest too, unless --force.
+        try write("#!/bin/sh\nprintf '{\"interval_ms\": 700}' > \"$1\"\n", to: editor)
+        let refusedEdit = try await runChild(
+            "prefs", ["--file", workspace.store.path, "edit"], environment: environment)
+        #expect(refusedEdit.status == 3)
+        #expect(
+            refusedEdit.standardError.hasPrefix(
+                "prefs: error: key 'interval_ms' must be at most 100, not 700 for replica "
+                    + "\(Platform.hostName)/\(old.process.processIdentifier) (program svc)"),
+            "\(refusedEdit.standardError)")
+        let forcedEdit = try await runChild(
+            "prefs", ["--file", workspace.store.path, "edit", "--force"], environment: environment)
+        #expect(forcedEdit.status == 0, "\(forcedEdit.standardError)")
+        #expect(forcedEdit.standardOutput == "interval_ms: 9 → 700\n")
         // apply checks the old version's manifest too.
         try write(#"{"interval_ms": 700}"#, to: file)
         let refused = try await workspace.prefs("apply", file.path)
