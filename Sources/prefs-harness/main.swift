@@ -28,9 +28,12 @@
 //                                           on a loop, printing "seen INDEX V" on each change
 //   prefs-harness churn DIR N               open N stores one after another, each with a feed
 //                                           read once, dropping each; print "inotify I threads T"
-//   prefs-harness replica FILE MAX          a replica: open with live reads, declare interval_ms
+//   prefs-harness replica FILE MAX [unregistered]
+//                                           a replica: open with live reads, declare interval_ms
 //                                           (an int of at most MAX), print "ready", and keep the
-//                                           store open until killed ($PREFS_PROGRAM names it)
+//                                           store open until killed ($PREFS_PROGRAM names it);
+//                                           unregistered: live reads off and a change feed instead,
+//                                           so it follows every change without registering
 //
 // With PREFS_HARNESS_ETCD=ENDPOINTS in the environment, FILE is an etcd key
 // and every store command runs against that cluster instead of a file
@@ -159,14 +162,20 @@ struct Harness {
                 }
             }
         case "replica":
-            let store = try await openStore(url)
+            // "unregistered": the same reloads through a change feed, with
+            // live reads off, so the process does not register (P11's baseline).
+            let unregistered = arguments.count > 3 && arguments[3] == "unregistered"
+            let store = try await openStore(url, liveReads: !unregistered)
             let maximum = Int(arguments[2]) ?? 100
             let declared =
                 #"{"format": 1, "keys": {"interval_ms": {"type": "int", "default": 10, "maximum": "#
                 + "\(maximum)}}}"
             await store.declare(try PreferencesManifest(jsonText: declared))
+            let feed = unregistered ? store.changes() : nil
+            let following = Task { if let feed { for await _ in feed {} } }
             say("ready")
             while true { try await Task.sleep(for: .seconds(3600)) }
+            following.cancel()
             withExtendedLifetime(store) {}
         case "read-loop":
             let store = try await PreferencesStore(fileURL: url)
