@@ -122,6 +122,16 @@ struct EtcdReplicasTests {
         // nothing is left once they have.
     }
 
+    @Test func closingAStoreRevokesItsRegistrationAtOnce() async throws {
+        var store: PreferencesStore? = try await PreferencesStore(
+            etcd: cluster.configuration(), key: key)
+        #expect(try await pids() == [getpid()])
+        withExtendedLifetime(store) {}
+        store = nil
+        // The lease is revoked as the store closes: no TTL to wait for.
+        #expect(try await pids() == [])
+    }
+
     @Test func anOldVersionStillRunningRefusesWhatItCannotRead() async throws {
         let old = try await startReplica(maximum: 100)
         let new = try await startReplica(maximum: 1000)
