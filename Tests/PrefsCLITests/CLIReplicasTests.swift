@@ -37,7 +37,9 @@ import Testing
         return items.compactMap { PreferencesReplica(jsonBytes: Array($0.jsonText.utf8)) }
     }
 
-    func stop(_ children: [RunningProcess]) async throws {
+    /// Kills (after a SIGCONT) and reaps `children`; static, so that the
+    /// cleanup task of a failed test holds nothing else of the test.
+    static func stop(_ children: [RunningProcess]) async throws {
         for child in children {
             child.kill(SIGCONT)
             child.kill(SIGKILL)
@@ -51,7 +53,7 @@ import Testing
             try await startReplica(program: "svc", maximum: 100),
             try await startReplica(program: "svc", maximum: 100),
         ]
-        defer { Task { [children] in try? await stop(children) } }
+        defer { Task { [children] in try? await Self.stop(children) } }
         let listed = try await replicas()
         #expect(listed.map(\.pid).sorted() == children.map(\.process.processIdentifier).sorted())
         #expect(listed.allSatisfy { $0.program == "svc" && $0.applied == 0 })
@@ -70,7 +72,7 @@ import Testing
         #expect(set.status == 0, "\(set.standardError)")
         #expect(set.line.hasPrefix("applied on 3/3 replicas in "))
         #expect(try await replicas().map(\.applied) == [1, 1, 1])
-        try await stop(children)
+        try await Self.stop(children)
     }
 
     @Test func aKilledReplicaIsGoneAtOnce() async throws {
@@ -79,7 +81,7 @@ import Testing
             try await startReplica(program: "svc", maximum: 100),
             try await startReplica(program: "svc", maximum: 100),
         ]
-        defer { Task { [children] in try? await stop(children) } }
+        defer { Task { [children] in try? await Self.stop(children) } }
         #expect(try await replicas().count == 3)
         let victim = children[0]
         victim.kill(SIGKILL)
@@ -91,7 +93,7 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: file).count == 2)
         let set = try await workspace.prefs("set", "interval_ms", "60", "--wait", "20s")
         #expect(set.line.hasPrefix("applied on 2/2 replicas in "))
-        try await stop(children)
+        try await Self.stop(children)
     }
 
     @Test func aStoppedReplicaMakesTheWaitTimeOut() async throws {
@@ -100,7 +102,7 @@ import Testing
             try await startReplica(program: "svc", maximum: 100),
             try await startReplica(program: "svc", maximum: 100),
         ]
-        defer { Task { [children] in try? await stop(children) } }
+        defer { Task { [children] in try? await Self.stop(children) } }
         let stopped = children[1]
         stopped.kill(SIGSTOP)
         let clock = ContinuousClock()
@@ -116,7 +118,7 @@ import Testing
         // The write itself is done.
         #expect(try await workspace.storedValues()["interval_ms"] == 70)
         stopped.kill(SIGCONT)
-        try await stop(children)
+        try await Self.stop(children)
     }
 
     @Test func aReplicaKilledDuringTheWaitIsReportedGone() async throws {
@@ -124,7 +126,7 @@ import Testing
             try await startReplica(program: "svc", maximum: 100),
             try await startReplica(program: "svc", maximum: 100),
         ]
-        defer { Task { [children] in try? await stop(children) } }
+        defer { Task { [children] in try? await Self.stop(children) } }
         let stopped = children[0]
         stopped.kill(SIGSTOP)
         let waiter = try RunningProcess(
@@ -143,14 +145,14 @@ import Testing
         let applied = try await waiter.nextLine(timeout: .seconds(30))
         #expect(applied?.hasPrefix("applied on 1/1 replicas in ") == true)
         #expect(try await waiter.exit(timeout: .seconds(30)) == 0)
-        try await stop(children)
+        try await Self.stop(children)
     }
 
     @Test func everyCommandThatWritesCanWait() async throws {
         // An old version (at most 100) and a new one (at most 1000, published last).
         let old = try await startReplica(program: "svc", maximum: 100)
         let new = try await startReplica(program: "svc", maximum: 1000)
-        defer { Task { [old, new] in try? await stop([old, new]) } }
+        defer { Task { [old, new] in try? await Self.stop([old, new]) } }
         func lines(_ arguments: String...) async throws -> [String] {
             let output = try await workspace.prefs(arguments)
             #expect(output.status == 0, "\(arguments): \(output.standardError)")
@@ -210,7 +212,7 @@ import Testing
                 + "\(Platform.hostName)/\(old.process.processIdentifier) (program svc); "
                 + "pass --force to write it anyway\n")
         #expect(try await workspace.prefs("apply", file.path, "--force").status == 0)
-        try await stop([old, new])
+        try await Self.stop([old, new])
     }
 
     @Test func onATerminalTheWaitShowsProgress() async throws {
@@ -221,7 +223,7 @@ import Testing
             try await startReplica(program: "svc", maximum: 100),
             try await startReplica(program: "svc", maximum: 100),
         ]
-        defer { Task { [children] in try? await stop(children) } }
+        defer { Task { [children] in try? await Self.stop(children) } }
         children[1].kill(SIGSTOP)
         let command =
             "'\(productURL("prefs").path)' --file '\(workspace.store.path)' "
@@ -240,14 +242,14 @@ import Testing
                 "1/2 replicas have applied change 1\r\nprefs: error: change 1 not applied within 1 s by "
                     + "\(Platform.hostName)/\(children[1].process.processIdentifier) (svc, at 0)\r\n"
             ), "\(output.standardOutput.debugDescription)")
-        try await stop(children)
+        try await Self.stop(children)
     }
 
     @Test func anOldVersionStillRunningRefusesWhatItCannotRead() async throws {
         // The old version allows at most 100, the new one (published last) 1000.
         let old = try await startReplica(program: "svc", maximum: 100)
         let new = try await startReplica(program: "svc", maximum: 1000)
-        defer { Task { [old, new] in try? await stop([old, new]) } }
+        defer { Task { [old, new] in try? await Self.stop([old, new]) } }
         let refused = try await workspace.prefs("set", "interval_ms", "500")
         #expect(refused.status == 3)
         #expect(
@@ -263,13 +265,13 @@ import Testing
         old.kill(SIGKILL)
         _ = try await old.exit(timeout: .seconds(30))
         #expect(try await workspace.prefs("set", "interval_ms", "600").status == 0)
-        try await stop([new])
+        try await Self.stop([new])
     }
 
     @Test func everyProgramsManifestIsKeptAndChecked() async throws {
         let first = try await startReplica(program: "alpha", maximum: 100)
         let second = try await startReplica(program: "beta", maximum: 1000)
-        try await stop([first, second])
+        try await Self.stop([first, second])
         let directory = FileStorage(fileURL: workspace.store).manifestsDirectory
         #expect(FileManager.default.fileExists(atPath: directory + "/alpha.json"))
         #expect(FileManager.default.fileExists(atPath: directory + "/beta.json"))
@@ -293,7 +295,7 @@ import Testing
             atPath: directory, withIntermediateDirectories: true)
         try write(conflicting, to: URL(fileURLWithPath: directory + "/gamma.json"))
         let child = try await startReplica(program: "alpha", maximum: 100)
-        defer { Task { [child] in try? await stop([child]) } }
+        defer { Task { [child] in try? await Self.stop([child]) } }
         let check = try await workspace.prefs("check")
         #expect(check.status == 3)
         #expect(
@@ -315,7 +317,7 @@ import Testing
                     "key 'interval_ms' is declared differently by program \(PreferencesReplica.currentProgram) "
                         + "(int, default 10) and program gamma (string, default \"fast\")")
         )
-        try await stop([child])
+        try await Self.stop([child])
     }
 }
 

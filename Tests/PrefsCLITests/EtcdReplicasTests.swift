@@ -46,7 +46,9 @@ struct EtcdReplicasTests {
         return try await offPool { try storage.replicas().map(\.pid) }
     }
 
-    func stop(_ children: [RunningProcess]) async throws {
+    /// Kills (after a SIGCONT) and reaps `children`; static, so that the
+    /// cleanup task of a failed test holds nothing else of the test.
+    static func stop(_ children: [RunningProcess]) async throws {
         for child in children {
             child.kill(SIGCONT)
             child.kill(SIGKILL)
@@ -57,7 +59,7 @@ struct EtcdReplicasTests {
     @Test func threeReplicasAreListedWaitedForAndAKilledOneExpires() async throws {
         var children: [RunningProcess] = []
         for _ in 0..<3 { children.append(try await startReplica(maximum: 100, ttl: 2)) }
-        defer { Task { [children] in try? await stop(children) } }
+        defer { Task { [children] in try? await Self.stop(children) } }
         #expect(try await pids() == children.map(\.process.processIdentifier).sorted())
         let table = try await prefs("replicas")
         #expect(table.standardOutput.split(separator: "\n").count == 4, "\(table.standardOutput)")
@@ -88,14 +90,14 @@ struct EtcdReplicasTests {
         #expect(gone)
         #expect(ContinuousClock.now - killedAt <= .seconds(3))
         #expect(try await pids().count == 2)
-        try await stop(children)
+        try await Self.stop(children)
     }
 
     @Test func aStoppedReplicaWithTheDefaultLeaseMakesTheWaitTimeOut() async throws {
         #expect(EtcdConfiguration(endpoints: cluster.endpoints).replicaTTL == 10)
         var children: [RunningProcess] = []
         for _ in 0..<3 { children.append(try await startReplica(maximum: 100)) }
-        defer { Task { [children] in try? await stop(children) } }
+        defer { Task { [children] in try? await Self.stop(children) } }
         // The registration's lease was granted for the default 10 s.
         let place = key + "/replicas/\(Platform.hostName)-\(children[0].process.processIdentifier)"
         let granted = try await offPool { () -> String? in
@@ -117,7 +119,7 @@ struct EtcdReplicasTests {
                 == "prefs: error: change 1 not applied within 2 s by "
                 + "\(Platform.hostName)/\(stopped.process.processIdentifier) (svc, at 0)\n")
         stopped.kill(SIGCONT)
-        try await stop(children)
+        try await Self.stop(children)
         // Closed stores revoke their leases; killed ones expire; either way,
         // nothing is left once they have.
     }
@@ -135,7 +137,7 @@ struct EtcdReplicasTests {
     @Test func anOldVersionStillRunningRefusesWhatItCannotRead() async throws {
         let old = try await startReplica(maximum: 100)
         let new = try await startReplica(maximum: 1000)
-        defer { Task { [old, new] in try? await stop([old, new]) } }
+        defer { Task { [old, new] in try? await Self.stop([old, new]) } }
         let refused = try await prefs("set", "interval_ms", "500")
         #expect(refused.status == 3)
         #expect(
@@ -147,6 +149,6 @@ struct EtcdReplicasTests {
         #expect(forced.status == 0, "\(forced.standardError)")
         #expect(forced.line.hasPrefix("applied on 2/2 replicas in "))
         #expect(try await prefs("get", "interval_ms").line == "500")
-        try await stop([old, new])
+        try await Self.stop([old, new])
     }
 }
