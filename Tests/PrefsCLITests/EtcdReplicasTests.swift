@@ -68,8 +68,12 @@ struct EtcdReplicasTests {
         #expect(set.status == 0, "\(set.standardError)")
         #expect(set.line.hasPrefix("applied on 3/3 replicas in "), "\(set.standardOutput)")
 
-        // Killed, its lease (2 s) runs out: gone within TTL + 1 s of the
-        // kill, seen through the registrations' watch (set up first).
+        // Killed, its lease (2 s) runs out, and the registration goes: seen
+        // through the registrations' watch (set up first), timed from the
+        // kill. On an idle machine that is within TTL + 1 s (about 2.5 s
+        // here); a heavily loaded run stretches etcd's expiry, so the test
+        // asserts what tells a lease that is still kept alive from one that
+        // expired: gone well before the 10 s a default lease would take.
         let victim = children[0]
         let storage = try EtcdStorage(configuration: cluster.configuration(), key: key)
         let (events, continuation) = AsyncStream.makeStream(
@@ -79,7 +83,7 @@ struct EtcdReplicasTests {
         let killedAt = ContinuousClock.now
         victim.kill(SIGKILL)
         let gone = try await withDeadline(
-            "the killed replica's registration to expire", timeout: .seconds(3)
+            "the killed replica's registration to expire", timeout: .seconds(30)
         ) {
             for await _ in events {
                 let listed = try await offPool { try storage.replicas().map(\.pid) }
@@ -88,8 +92,10 @@ struct EtcdReplicasTests {
             return false
         }
         let took = ContinuousClock.now - killedAt
+        print("a killed replica with a 2 s lease was gone \(took) after the kill")
         #expect(gone)
-        #expect(took <= .seconds(3), "gone \(took) after the kill")
+        #expect(took >= .seconds(1), "gone \(took) after the kill: before its lease could expire")
+        #expect(took < .seconds(8), "gone \(took) after the kill")
         _ = try await victim.exit(timeout: .seconds(30))
         #expect(try await pids().count == 2)
         try await Self.stop(children)
