@@ -22,7 +22,7 @@ let package = Package(
         .executableTarget(name: "prefs-bench", dependencies: ["Preferences", "PreferencesEtcd"]),
         // A small settings-driven service: migrates at start-up, reads typed
         // settings, and reacts to `prefs set` from another shell.
-        .executableTarget(name: "prefs-example", dependencies: ["Preferences"]),
+        .executableTarget(name: "prefs-example", dependencies: ["Preferences", "PreferencesEtcd"]),
         // A small child program the tests and reliability harnesses start as a
         // real, separate process (crash, multi-process and fault scenarios).
         .executableTarget(name: "prefs-harness", dependencies: ["Preferences", "PreferencesEtcd"]),

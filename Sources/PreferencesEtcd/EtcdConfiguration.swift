@@ -28,6 +28,14 @@ public struct EtcdConfiguration: Sendable, Equatable {
     /// request per watching store: raise this for very large fleets.
     public var watchCheckInterval: TimeInterval = 5
 
+    /// How long a process's registration as a replica outlives it
+    /// (`<doc:RollingOutAChange>` in the Preferences documentation): the
+    /// TTL of the lease its key is bound to, 10 s by default. An open store
+    /// keeps the lease alive every third of it; one that ends without
+    /// closing (killed, a machine gone) is no longer listed once it runs
+    /// out. Each open store costs one small request per third.
+    public var replicaTTL: TimeInterval = 10
+
     /// etcd's default request size limit: 1.5 MiB.
     public static let defaultMaxRequestBytes = 1_572_864
 

@@ -65,7 +65,8 @@ public struct PrefsTool: Sendable {
         GetCommand.self, SetCommand.self, DeleteCommand.self, EditCommand.self,
         ListCommand.self, ClearCommand.self, ImportCommand.self, ExportCommand.self,
         DiffCommand.self, ApplyCommand.self, WatchCommand.self, LogCommand.self,
-        RevertCommand.self, RestoreCommand.self, CheckCommand.self, PathCommand.self,
+        RevertCommand.self, RestoreCommand.self, CheckCommand.self, ReplicasCommand.self,
+        PathCommand.self,
         HelpCommand.self, CompletionsCommand.self,
     ]
 

@@ -111,6 +111,13 @@ func runBench() async throws {
         }
         for row in try await cases.history(prefs: found ? prefs : nil) { report(row) }
     }
+    if selected("P11") {
+        // `prefs-harness` beside this program, as `swift build -c release` builds it.
+        let harness = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("prefs-harness")
+        let found = FileManager.default.isExecutableFile(atPath: harness.path)
+        for row in try await cases.replicas(harness: found ? harness : nil) { report(row) }
+    }
 
     if json {
         let encoder = JSONEncoder()

@@ -14,9 +14,11 @@
 //        swift run prefs --suite example list --long
 //
 //   swift run prefs-example [--seconds N]   (default 60; Ctrl-C stops it sooner)
+//   swift run prefs-example --etcd http://127.0.0.1:2379   (the suite in etcd, /prefs/example)
 import Dispatch
 import Foundation
 import Preferences
+import PreferencesEtcd
 
 extension PreferenceKeys {
     static let greeting = PreferenceKey<String>(
@@ -40,40 +42,60 @@ if let index = arguments.firstIndex(of: "--seconds"), index + 1 < arguments.coun
 {
     seconds = value
 }
-
-// 1. Where the store lives, and an old settings file to migrate from.
-let storeURL = try PreferencesLocation.fileURL(suite: "example")
-let legacyURL = storeURL.deletingLastPathComponent().appendingPathComponent("example.properties")
-if !FileManager.default.fileExists(atPath: storeURL.path),
-    !FileManager.default.fileExists(atPath: legacyURL.path + ".migrated")
-{
-    try FileManager.default.createDirectory(
-        at: legacyURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-    let legacy = """
-        # settings of the old version of this service
-        service.greeting = Hi there
-        service.interval = 750
-        service.paused = false
-        unrelated.key = not imported
-
-        """
-    try Data(legacy.utf8).write(to: legacyURL)
-    say("wrote an old-style settings file to migrate: \(legacyURL.path)")
+var etcdEndpoints: String?
+if let index = arguments.firstIndex(of: "--etcd"), index + 1 < arguments.count {
+    etcdEndpoints = arguments[index + 1]
+}
+let keys: [PreferenceKeys] = [.greeting, .intervalMilliseconds, .paused, .audience]
+// Version 1 of our data: the audience became its own key.
+let audienceStep = VersionedMigration(version: 1) { prefs in
+    if prefs[.audience] == "world" { prefs[.audience] = "operators" }
 }
 
-let store = try await PreferencesStore(
-    fileURL: storeURL,
-    migrations: [
-        // Import the old file once; it is renamed to example.properties.migrated.
-        LegacyImport(
-            .properties, at: legacyURL, keys: .prefix("service.", removingPrefix: true),
-            renames: ["service.interval": "interval_ms"], types: [.intervalMilliseconds, .paused]),
-        // Version 1 of our data: the audience became its own key.
-        VersionedMigration(version: 1) { prefs in
-            if prefs[.audience] == "world" { prefs[.audience] = "operators" }
-        },
-    ],
-    declaring: [.greeting, .intervalMilliseconds, .paused, .audience])
+// 1. Where the store lives, and an old settings file to migrate from.
+let store: PreferencesStore
+if let etcdEndpoints {
+    // In etcd there is no old file to import; the keys are declared once open.
+    store = try await PreferencesStore(
+        etcd: EtcdConfiguration(endpoints: etcdEndpoints), suite: "example",
+        migrations: [audienceStep])
+    await store.declare(try PreferencesManifest(keys: keys))
+} else {
+    store = try await openFileStore()
+}
+
+func openFileStore() async throws -> PreferencesStore {
+    let storeURL = try PreferencesLocation.fileURL(suite: "example")
+    let legacyURL = storeURL.deletingLastPathComponent().appendingPathComponent(
+        "example.properties")
+    if !FileManager.default.fileExists(atPath: storeURL.path),
+        !FileManager.default.fileExists(atPath: legacyURL.path + ".migrated")
+    {
+        try FileManager.default.createDirectory(
+            at: legacyURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let legacy = """
+            # settings of the old version of this service
+            service.greeting = Hi there
+            service.interval = 750
+            service.paused = false
+            unrelated.key = not imported
+
+            """
+        try Data(legacy.utf8).write(to: legacyURL)
+        say("wrote an old-style settings file to migrate: \(legacyURL.path)")
+    }
+    return try await PreferencesStore(
+        fileURL: storeURL,
+        migrations: [
+            // Import the old file once; it is renamed to example.properties.migrated.
+            LegacyImport(
+                .properties, at: legacyURL, keys: .prefix("service.", removingPrefix: true),
+                renames: ["service.interval": "interval_ms"],
+                types: [.intervalMilliseconds, .paused]),
+            audienceStep,
+        ],
+        declaring: keys)
+}
 say("store: \(store.location) (data version \(store.snapshot.version))")
 
 // 2. Typed reads, synchronous.

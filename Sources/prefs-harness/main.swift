@@ -28,9 +28,16 @@
 //                                           on a loop, printing "seen INDEX V" on each change
 //   prefs-harness churn DIR N               open N stores one after another, each with a feed
 //                                           read once, dropping each; print "inotify I threads T"
+//   prefs-harness replica FILE MAX [unregistered]
+//                                           a replica: open with live reads, declare interval_ms
+//                                           (an int of at most MAX), print "ready", and keep the
+//                                           store open until killed ($PREFS_PROGRAM names it);
+//                                           unregistered: live reads off and a change feed instead,
+//                                           so it follows every change without registering
 //
 // With PREFS_HARNESS_ETCD=ENDPOINTS in the environment, FILE is an etcd key
-// and every store command runs against that cluster instead of a file.
+// and every store command runs against that cluster instead of a file
+// (PREFS_HARNESS_REPLICA_TTL=SECONDS sets the replicas' lease TTL).
 import Foundation
 import Preferences
 import PreferencesEtcd
@@ -154,6 +161,22 @@ struct Harness {
                     say("error \(error)")
                 }
             }
+        case "replica":
+            // "unregistered": the same reloads through a change feed, with
+            // live reads off, so the process does not register (P11's baseline).
+            let unregistered = arguments.count > 3 && arguments[3] == "unregistered"
+            let store = try await openStore(url, liveReads: !unregistered)
+            let maximum = Int(arguments[2]) ?? 100
+            let declared =
+                #"{"format": 1, "keys": {"interval_ms": {"type": "int", "default": 10, "maximum": "#
+                + "\(maximum)}}}"
+            await store.declare(try PreferencesManifest(jsonText: declared))
+            let feed = unregistered ? store.changes() : nil
+            let following = Task { if let feed { for await _ in feed {} } }
+            say("ready")
+            while true { try await Task.sleep(for: .seconds(3600)) }
+            following.cancel()
+            withExtendedLifetime(store) {}
         case "read-loop":
             let store = try await PreferencesStore(fileURL: url)
             readLoop([store], key: PreferenceKey<Int>(arguments[2], default: 0), stamped: true)
@@ -250,7 +273,12 @@ func openStore(
     _ url: URL, migrations: [any PreferencesMigration] = [], liveReads: Bool = true
 ) async throws -> PreferencesStore {
     if let endpoints = ProcessInfo.processInfo.environment["PREFS_HARNESS_ETCD"] {
-        let cluster = try EtcdConfiguration(endpoints: endpoints, timeout: 10)
+        var cluster = try EtcdConfiguration(endpoints: endpoints, timeout: 10)
+        if let ttl = ProcessInfo.processInfo.environment["PREFS_HARNESS_REPLICA_TTL"].flatMap(
+            Double.init)
+        {
+            cluster.replicaTTL = ttl
+        }
         return try await PreferencesStore(etcd: cluster, key: url.path, migrations: migrations)
     }
     return try await PreferencesStore(fileURL: url, migrations: migrations, liveReads: liveReads)

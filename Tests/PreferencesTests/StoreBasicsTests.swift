@@ -308,7 +308,10 @@ import Testing
         // Twenty changes move the older history entries to the archive.
         #expect(try permissions(directory.file("prefs.json.history")) == 0o600)
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
-        #expect(names == ["prefs.json", "prefs.json.history", "prefs.json.lock"])
+        #expect(
+            names == [
+                "prefs.json", "prefs.json.history", "prefs.json.lock", "prefs.replicas.d",
+            ])
     }
 
     @Test func temporaryFilesLeftByAKilledWriterAreRemovedOnTheNextWrite() async throws {
@@ -323,7 +326,7 @@ import Testing
         #expect(
             names == [
                 ".other.json.abcdefghijkl.tmp", ".prefs.json.notes.tmp", "prefs.json",
-                "prefs.json.lock",
+                "prefs.json.lock", "prefs.replicas.d",
             ])
     }
 

@@ -50,7 +50,7 @@ struct StoreFaultTests {
         #expect(contents(url) == before)
         #expect(store.snapshot.values["big"] == nil)
         let names = try FileManager.default.contentsOfDirectory(atPath: mount.url.path).sorted()
-        #expect(names == ["prefs.json", "prefs.json.lock"])
+        #expect(names == ["prefs.json", "prefs.json.lock", "prefs.replicas.d"])
         try await store.set(.language, "de")
         #expect(store[.language] == "de")
     }

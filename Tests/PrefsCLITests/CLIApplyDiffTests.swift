@@ -289,7 +289,7 @@ import Testing
     @Test(arguments: [
         (["diff"], 2, "missing FILE; usage: prefs diff FILE [--prune]"),
         (["apply"], 2, "missing FILE; usage: prefs apply FILE [--dry-run] [--prune]"),
-        (["apply", "a.json", "--force"], 2, "unknown option '--force'"),
+        (["apply", "a.json", "--forced"], 2, "unknown option '--forced'"),
         (["diff", "missing.json"], 5, "cannot open "),
         (["apply", "missing.json"], 5, "cannot open "),
     ])

@@ -18,7 +18,7 @@ struct CLIBashCompletionTests {
 
     static let commands = [
         "get", "set", "delete", "edit", "list", "clear", "import", "export", "diff", "apply",
-        "watch", "log", "revert", "restore", "check", "path", "help", "completions",
+        "watch", "log", "revert", "restore", "check", "replicas", "path", "help", "completions",
     ]
 
     @Test func theScriptRegistersAFunctionForPrefs() async throws {

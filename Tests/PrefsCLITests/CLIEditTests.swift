@@ -278,7 +278,7 @@ import Testing
     @Test func editHasHelpWithExamples() async throws {
         let output = try await runChild("prefs", ["edit", "--help"])
         #expect(output.status == 0)
-        #expect(output.standardOutput.hasPrefix("usage: prefs edit\n"))
+        #expect(output.standardOutput.hasPrefix("usage: prefs edit [--wait [TIMEOUT]] [--force]\n"))
         #expect(output.standardOutput.contains("examples:\n  prefs edit\n"))
         let extra = try await runChild("prefs", ["edit", "extra"])
         #expect(extra.status == 2)

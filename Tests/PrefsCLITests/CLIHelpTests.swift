@@ -6,7 +6,7 @@ import Testing
 @Suite(.timeLimit(.minutes(10))) struct CLIHelpTests {
     static let commands = [
         "get", "set", "delete", "edit", "list", "clear", "import", "export", "diff", "apply",
-        "watch", "log", "revert", "restore", "check", "path",
+        "watch", "log", "revert", "restore", "check", "replicas", "path",
     ]
 
     @Test(arguments: [["--help"], ["-h"]])

@@ -133,7 +133,8 @@ import Testing
             output.standardError.hasPrefix("prefs: error: \(message)"), "\(output.standardError)")
         #expect(
             output.standardError.hasSuffix(
-                "; usage: prefs restore --to SEQ|TIME [--dry-run] (see 'prefs restore --help')\n"))
+                "; usage: prefs restore --to SEQ|TIME [--dry-run] [--wait [TIMEOUT]] (see 'prefs restore --help')\n"
+            ))
         #expect(try workspace.fileState() == before)
     }
 }

@@ -137,7 +137,8 @@ import Testing
             output.standardError.hasPrefix("prefs: error: \(message)"), "\(output.standardError)")
         #expect(
             output.standardError.hasSuffix(
-                "; usage: prefs revert SEQ [--force] (see 'prefs revert --help')\n"))
+                "; usage: prefs revert SEQ [--force] [--wait [TIMEOUT]] (see 'prefs revert --help')\n"
+            ))
         #expect(try workspace.fileState() == before)
     }
 }

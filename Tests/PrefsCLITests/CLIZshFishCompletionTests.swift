@@ -53,8 +53,8 @@ import Testing
             try await fishCompletions("prefs ")
                 == [
                     "apply", "check", "clear", "completions", "delete", "diff", "edit", "export",
-                    "get", "help", "import", "list", "log", "path", "restore", "revert", "set",
-                    "watch",
+                    "get", "help", "import", "list", "log", "path", "replicas", "restore", "revert",
+                    "set", "watch",
                 ])
         #expect(try await fishCompletions("prefs --suite ") == ["app", "other"])
         #expect(

@@ -200,6 +200,16 @@
                 }
             }
             state.withLock { state in
+                func end(_ watch: Int32) {
+                    guard let byName = state.names.removeValue(forKey: watch) else { return }
+                    state.paths = state.paths.filter { $0.value != watch }
+                    // A moved directory keeps its kernel watch: drop it.
+                    Platform.unwatchDirectory(watch, watcher: descriptor)
+                    for watchers in byName.values {
+                        for id in watchers.keys { state.watches[id]?[watch] = nil }
+                        note(watchers) { $0.ended = true }
+                    }
+                }
                 for event in events {
                     switch event.kind {
                     case .overflow:
@@ -208,16 +218,7 @@
                         }
                     case .watchEnded:
                         // The kernel dropped the watch (the directory went away).
-                        guard let byName = state.names.removeValue(forKey: event.watch) else {
-                            continue
-                        }
-                        state.paths = state.paths.filter { $0.value != event.watch }
-                        // A moved directory keeps its kernel watch: drop it.
-                        Platform.unwatchDirectory(event.watch, watcher: descriptor)
-                        for watchers in byName.values {
-                            for id in watchers.keys { state.watches[id]?[event.watch] = nil }
-                            note(watchers) { $0.ended = true }
-                        }
+                        end(event.watch)
                     case .settled:
                         if let watchers = state.names[event.watch]?[event.name] {
                             note(watchers) { $0.now = true }
@@ -225,6 +226,15 @@
                     case .unsettled:
                         if let watchers = state.names[event.watch]?[event.name] {
                             note(watchers) { $0.soon = true }
+                        } else if event.name.hasSuffix(".replicas.d"),
+                            let path = state.paths.first(where: { $0.value == event.watch })?.key,
+                            (try? Platform.fileStamp(path)) ?? nil == nil
+                        {
+                            // A registration held open inside keeps a removed
+                            // directory's inode alive, so the kernel does not
+                            // end its watch: the removal of the registrations
+                            // is the sign (F2, <doc:RollingOutAChange>).
+                            end(event.watch)
                         }
                     case .created:
                         if let watchers = state.names[event.watch]?[event.name] {

@@ -36,3 +36,76 @@ extension FileStorage {
         }
     }
 }
+
+/// Every program's manifest (F1, <doc:RollingOutAChange>): `NAME.keys.d/`
+/// beside the store holds `PROGRAM.json` for each program that declared
+/// keys, and `versions/DIGEST.json` for each version of them, so that the
+/// manifest a running replica registered is found by its digest.
+extension FileStorage {
+    /// The directory of per-program manifests (`default.json` →
+    /// `default.keys.d`).
+    public var manifestsDirectory: String { siblingPath(suffix: ".keys.d") }
+
+    /// Publishes `bytes` as the store's manifest (`NAME.keys.json`), as
+    /// `NAME.keys.d/PROGRAM.json` and as `NAME.keys.d/versions/DIGEST.json`,
+    /// each rewritten only when it differs.
+    public func publishManifest(_ bytes: [UInt8], program: String) throws {
+        try withExclusiveAccess {
+            try publishManifest(bytes)
+            let directory = manifestsDirectory
+            let versions = directory + "/versions"
+            let target = try target()
+            let owner = try ownerForNewFiles(target: target)
+            try Platform.makeDirectories(versions, owner: owner)
+            let mode = try Platform.fileStamp(target)?.mode ?? 0o600
+            let digest = PreferencesManifest.digest(of: bytes)
+            for path in [
+                directory + "/" + Self.safeName(program) + ".json",
+                versions + "/" + digest + ".json",
+            ] {
+                if let (published, _) = try? Platform.readFile(path, limit: maxFileSize),
+                    published == bytes
+                {
+                    continue
+                }
+                _ = try Platform.replaceFile(path, with: bytes, mode: mode, owner: owner)
+            }
+            try syncDirectory(versions)
+            try syncDirectory(directory)
+        }
+    }
+
+    /// A program's name as a file name: `[A-Za-z0-9._-]`, others as `_`,
+    /// never starting with `.`.
+    static func safeName(_ name: String) -> String {
+        let safe = String(
+            name.map { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) ? $0 : "_" }
+        )
+        return safe.hasPrefix(".") || safe.isEmpty ? "_" + safe : safe
+    }
+
+    /// `NAME.keys.d/PROGRAM.json` of every program, by program.
+    public func publishedManifests() throws -> [String: [UInt8]] {
+        let directory = manifestsDirectory
+        let names: [String]
+        do {
+            names = try Platform.entryNames(directory)
+        } catch PreferencesError.io(_, _, let code, _) where code == Platform.notFound {
+            return [:]
+        }
+        var manifests: [String: [UInt8]] = [:]
+        for name in names where name.hasSuffix(".json") && !name.hasPrefix(".") {
+            if let (bytes, _) = try Platform.readFile(directory + "/" + name, limit: maxFileSize) {
+                manifests[String(name.dropLast(5))] = bytes
+            }
+        }
+        return manifests
+    }
+
+    /// `NAME.keys.d/versions/DIGEST.json`, if kept.
+    public func publishedManifest(digest: String) throws -> [UInt8]? {
+        guard !digest.isEmpty, digest.allSatisfy(\.isHexDigit) else { return nil }
+        return try Platform.readFile(
+            manifestsDirectory + "/versions/" + digest + ".json", limit: maxFileSize)?.0
+    }
+}

@@ -188,6 +188,35 @@ public protocol PreferencesStorage: AnyObject, Sendable {
     /// rewrites it only when `bytes` differ from what is published. The
     /// default publishes nothing: a backend without a place for it.
     func publishManifest(_ bytes: [UInt8]) throws
+
+    /// Publishes `bytes` as the manifest of `program` (F1,
+    /// <doc:RollingOutAChange>), kept after the program exits, beside the
+    /// store's own manifest of ``publishManifest(_:)``, and findable by its
+    /// digest (``PreferencesManifest/digest``) for as long as it is kept.
+    /// The default calls ``publishManifest(_:)``.
+    func publishManifest(_ bytes: [UInt8], program: String) throws
+
+    /// Every program's published manifest, by program name. The default:
+    /// none.
+    func publishedManifests() throws -> [String: [UInt8]]
+
+    /// The manifest published with `digest`, or nil (the default) when
+    /// there is none.
+    func publishedManifest(digest: String) throws -> [UInt8]?
+
+    /// Registers this process as a replica of the store while it is open
+    /// (F2, <doc:RollingOutAChange>); the registration ends when closed or
+    /// when the process dies. nil (the default): the backend cannot tell
+    /// who uses it.
+    func register(_ replica: PreferencesReplica) throws -> (any ReplicaRegistration)?
+
+    /// The live replicas. The default: none known.
+    func replicas() throws -> [PreferencesReplica]
+
+    /// Calls `onChange` when a replica registers, reports a change, or goes
+    /// away; nil (the default) when the backend cannot watch that, and a
+    /// waiter looks again now and then instead.
+    func watchReplicas(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)?
 }
 
 extension PreferencesStorage {
@@ -222,4 +251,28 @@ extension PreferencesStorage {
 
     /// No archive: the document carries the history.
     public var historyArchive: (any HistoryArchive)? { nil }
+
+    /// The store's one manifest.
+    public func publishManifest(_ bytes: [UInt8], program: String) throws {
+        try publishManifest(bytes)
+    }
+
+    /// None.
+    public func publishedManifests() throws -> [String: [UInt8]] { [:] }
+
+    /// None.
+    public func publishedManifest(digest: String) throws -> [UInt8]? { nil }
+
+    /// No registration.
+    public func register(_ replica: PreferencesReplica) throws -> (any ReplicaRegistration)? {
+        nil
+    }
+
+    /// None known.
+    public func replicas() throws -> [PreferencesReplica] { [] }
+
+    /// No watch.
+    public func watchReplicas(_ onChange: @escaping @Sendable () -> Void) throws
+        -> (any StorageWatch)?
+    { nil }
 }

@@ -22,7 +22,11 @@ struct ApplyCommand: PrefsCommand {
         "--dry-run", help: "Print what would change, one KEY: OLD → NEW line a key; write nothing.")
     static let prune = Flag<Self>(
         "--prune", help: "Also remove the stored keys FILE does not name.")
-    static let options: [any OptionDeclaration] = [dryRun, prune]
+    static let wait: ValueOption<Self> = ReplicaWait.option()
+    static let force = Flag<Self>(
+        "--force",
+        help: "Apply values that another program's or a running replica's key manifest refuses.")
+    static let options: [any OptionDeclaration] = [dryRun, prune, wait, force]
     static let help = CommandHelp(
         summary: "Make the store hold the values in a file, in one change.",
         discussion: """
@@ -52,11 +56,15 @@ struct ApplyCommand: PrefsCommand {
     let file: URL
     let dryRun: Bool
     let prune: Bool
+    let wait: Duration?
+    let force: Bool
 
-    init(_ parsed: ParsedOptions<Self>) {
+    init(_ parsed: ParsedOptions<Self>) throws(CommandFailure) {
         file = URL(fileURLWithPath: parsed.arguments[0])
         dryRun = parsed[Self.dryRun]
         prune = parsed[Self.prune]
+        wait = try ReplicaWait.timeout(parsed[Self.wait])
+        force = parsed[Self.force]
     }
 
     func run(_ context: CommandContext) async throws {
@@ -68,6 +76,17 @@ struct ApplyCommand: PrefsCommand {
             DiffCommand.print(store.difference(to: desired, prune: prune), to: context)
             return
         }
+        if !force {
+            for key in desired.keys.sortedByBytes() {
+                let value = desired[key]!
+                if let problem = PreferencesManifest.refusal(
+                    of: value, forKey: key, by: context.programManifests)
+                {
+                    throw CommandFailure(.invalidValue, problem.message)
+                }
+            }
+            try ReplicaGuard.check(desired, storage: store.storage)
+        }
         let applied = try await store.apply(desired, prune: prune)
         guard let sequence = applied.appliedAs else {
             context.output.print("nothing to apply: the store holds these values")
@@ -76,6 +95,7 @@ struct ApplyCommand: PrefsCommand {
         let count = applied.changes.count
         context.output.print(
             "applied \(count) \(count == 1 ? "change" : "changes") as #\(sequence)")
+        try await ReplicaWait.afterWrite(store, timeout: wait, output: context.output)
     }
 
     /// Fails with status 3, naming every key of `values` that does not fit

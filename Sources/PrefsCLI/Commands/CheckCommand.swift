@@ -11,7 +11,9 @@ struct CheckCommand: PrefsCommand {
             preferences file (it is reported, never reset). Prints the path and \
             the number of stored keys when all is well. With a key manifest, every \
             stored value that does not fit its declaration is reported on its \
-            own line and the command exits with status 3.
+            own line and the command exits with status 3; so is a value that the \
+            manifest of any program published beside the store refuses, and a \
+            key two programs declare with a different type or default.
             """,
         examples: [
             ("--suite com.example.app check", "checks that suite's file"),
@@ -24,7 +26,18 @@ struct CheckCommand: PrefsCommand {
         let store = try await context.openStore()
         let snapshot = store.snapshot
         let count = snapshot.values.count
-        let problems = context.manifest?.problems(in: snapshot) ?? []
+        var problems = context.manifest?.problems(in: snapshot) ?? []
+        // Every program's declarations: values they refuse, and keys two
+        // programs declare differently.
+        for key in snapshot.storedKeys where problems.allSatisfy({ $0.key != key }) {
+            if let value = snapshot.values[key],
+                let problem = PreferencesManifest.refusal(
+                    of: value, forKey: key, by: context.programManifests)
+            {
+                problems.append(problem)
+            }
+        }
+        problems += PreferencesManifest.conflicts(among: context.programManifests)
         if !problems.isEmpty {
             for problem in problems.dropLast() { context.output.error(problem.message) }
             throw CommandFailure(.invalidValue, problems[problems.count - 1].message)

@@ -49,10 +49,23 @@ struct EditCommand: PrefsCommand {
             ("--etcd http://127.0.0.1:2379 --suite app edit", "edits a store in etcd"),
         ])
 
-    init(_ parsed: ParsedOptions<Self>) {}
+    static let wait: ValueOption<Self> = ReplicaWait.option()
+    static let force = Flag<Self>(
+        "--force",
+        help: "Write values that another program's or a running replica's key manifest refuses.")
+    static let options: [any OptionDeclaration] = [wait, force]
+
+    let wait: Duration?
+    let force: Bool
+
+    init(_ parsed: ParsedOptions<Self>) throws(CommandFailure) {
+        wait = try ReplicaWait.timeout(parsed[Self.wait])
+        force = parsed[Self.force]
+    }
 
     func run(_ context: EditContext) async throws {
         let store = try await context.store.openStore()
+        let (force, programs, storage) = (force, context.store.programManifests, store.storage)
         let user = UserAccount.sudoInvoker(environment: context.environment)
         let session = EditSession(
             store: store, manifest: context.store.manifest,
@@ -60,8 +73,20 @@ struct EditCommand: PrefsCommand {
             output: context.output, secrets: context.store.secrets,
             prompt: Terminal.standardInputIsTerminal ? TerminalPrompt(output: context.output) : nil,
             temporaryParent: Self.temporaryParent(context.environment, user: user),
-            copyName: Self.copyName(context.store.fileURL))
+            copyName: Self.copyName(context.store.fileURL),
+            checkValues: { values in
+                guard !force else { return }
+                for key in values.keys.sortedByBytes() {
+                    if let problem = PreferencesManifest.refusal(
+                        of: values[key]!, forKey: key, by: programs)
+                    {
+                        throw CommandFailure(.invalidValue, problem.message)
+                    }
+                }
+                try ReplicaGuard.check(values, storage: storage)
+            })
         try await session.run()
+        try await ReplicaWait.afterWrite(store, timeout: wait, output: context.output)
     }
 
     /// `$TMPDIR` when it is an absolute path, else `/tmp`; under `sudo`

@@ -16,7 +16,8 @@ struct RestoreCommand: PrefsCommand {
         required: true)
     static let dryRun = Flag<Self>(
         "--dry-run", help: "Print what would change, one KEY: OLD → NEW line a key; write nothing.")
-    static let options: [any OptionDeclaration] = [to, dryRun]
+    static let wait: ValueOption<Self> = ReplicaWait.option()
+    static let options: [any OptionDeclaration] = [to, dryRun, wait]
     static let readsManifest = false
     static let help = CommandHelp(
         summary: "Go back to an earlier state, as a new change.",
@@ -45,6 +46,7 @@ struct RestoreCommand: PrefsCommand {
     /// `--to` as given, for messages.
     let targetText: String
     let dryRun: Bool
+    let wait: Duration?
 
     init(_ parsed: ParsedOptions<Self>) throws(CommandFailure) {
         // Required: the parser has made sure it was given.
@@ -54,6 +56,7 @@ struct RestoreCommand: PrefsCommand {
         target = try HistoryPoint.parse(text, option: Self.to.spec, command: Self.self)
         targetText = text
         dryRun = parsed[Self.dryRun]
+        wait = try ReplicaWait.timeout(parsed[Self.wait])
     }
 
     func run(_ context: CommandContext) async throws {
@@ -70,6 +73,7 @@ struct RestoreCommand: PrefsCommand {
             if !lines.isEmpty { context.output.standardOutput(lines.joined()) }
         } else if let change = try await store.restore(to: sequence) {
             context.output.print("restored to #\(sequence) as #\(change)")
+            try await ReplicaWait.afterWrite(store, timeout: wait, output: context.output)
         } else {
             context.output.print("nothing to restore: the store holds that state")
         }

@@ -13,7 +13,8 @@ struct RevertCommand: PrefsCommand {
     static let arguments = CommandArguments("SEQ", 1...1)
     static let force = Flag<Self>(
         "--force", help: "Put the old values back even over keys that changed since.")
-    static let options: [any OptionDeclaration] = [force]
+    static let wait: ValueOption<Self> = ReplicaWait.option()
+    static let options: [any OptionDeclaration] = [force, wait]
     static let readsManifest = false
     static let help = CommandHelp(
         summary: "Undo one change, as a new change.",
@@ -34,6 +35,7 @@ struct RevertCommand: PrefsCommand {
 
     let sequence: Int64
     let force: Bool
+    let wait: Duration?
 
     init(_ parsed: ParsedOptions<Self>) throws(CommandFailure) {
         let text = parsed.arguments[0]
@@ -44,12 +46,14 @@ struct RevertCommand: PrefsCommand {
         }
         self.sequence = sequence
         force = parsed[Self.force]
+        wait = try ReplicaWait.timeout(parsed[Self.wait])
     }
 
     func run(_ context: CommandContext) async throws {
         let store = try await context.openStore()
         if let change = try await store.revert(sequence, force: force) {
             context.output.print("reverted #\(sequence) as #\(change)")
+            try await ReplicaWait.afterWrite(store, timeout: wait, output: context.output)
         } else {
             context.output.print("nothing to revert: the keys already hold those values")
         }

@@ -26,7 +26,12 @@ struct SetCommand: PrefsCommand {
     static let duration = ValueOption<Self>(
         "--for", "DURATION",
         help: "Only for DURATION (30s, 15m, 2h, 1h30m); then the key reads as before.")
-    static let options: [any OptionDeclaration] = [type, duration]
+    static let wait: ValueOption<Self> = ReplicaWait.option()
+    static let force = Flag<Self>(
+        "--force",
+        help:
+            "Store VALUE even if another program's or a running replica's key manifest refuses it.")
+    static let options: [any OptionDeclaration] = [type, duration, wait, force]
     static let help = CommandHelp(
         summary: "Store a value.",
         discussion: """
@@ -54,6 +59,7 @@ struct SetCommand: PrefsCommand {
             ("set last_sync 2026-03-01T09:30:00Z --type date", "stores a date"),
             ("set motto -- --never-give-up", "stores a string starting with dashes"),
             ("set log_level debug --for 30m", "debug for half an hour, then as before"),
+            ("set greeting Bonjour --wait 5s", "waits until every running replica has it"),
         ])
 
     let key: String
@@ -61,6 +67,8 @@ struct SetCommand: PrefsCommand {
     let type: PreferenceValueType?
     /// With `--for`: how many seconds the value holds.
     let seconds: Int64?
+    let wait: Duration?
+    let force: Bool
 
     init(_ parsed: ParsedOptions<Self>) throws(CommandFailure) {
         key = parsed.arguments[0]
@@ -76,6 +84,8 @@ struct SetCommand: PrefsCommand {
         } else {
             seconds = nil
         }
+        wait = try ReplicaWait.timeout(parsed[Self.wait])
+        force = parsed[Self.force]
         guard let typeName = parsed[Self.type] else {
             type = nil
             return
@@ -100,9 +110,16 @@ struct SetCommand: PrefsCommand {
             explicit = nil
         }
         let store = try await context.openStore()
+        let (key, text) = (key, text)
+        let programs = force ? [:] : context.programManifests
+        let replicas = force ? nil : store.storage
         try await store.edit { preferences in
             // The stored type is read under the lock, from the state the write replaces.
             let value = try explicit ?? Self.value(text, key: key, stored: preferences[raw: key])
+            if let problem = PreferencesManifest.refusal(of: value, forKey: key, by: programs) {
+                throw CommandFailure(.invalidValue, problem.message)
+            }
+            if let replicas { try ReplicaGuard.check([key: value], storage: replicas) }
             if let seconds {
                 // As store.set(_:_:for:) does, for a key known by its name.
                 let until = Date(timeIntervalSinceNow: TimeInterval(seconds))
@@ -111,6 +128,7 @@ struct SetCommand: PrefsCommand {
                 preferences[raw: key] = value
             }
         }
+        try await ReplicaWait.afterWrite(store, timeout: wait, output: context.output)
     }
 
     /// `text` as the type of `stored`, or inferred when nothing is stored.

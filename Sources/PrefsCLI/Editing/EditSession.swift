@@ -28,6 +28,9 @@ struct EditSession {
     let temporaryParent: String
     /// The copy's file name.
     let copyName: String
+    /// Checks the new values beyond the manifest (other programs' and the
+    /// running replicas' manifests); throws a ``CommandFailure`` to refuse.
+    var checkValues: @Sendable ([String: PreferenceValue]) throws -> Void = { _ in }
 
     /// What one save of the copy came to.
     private enum Attempt {
@@ -139,6 +142,11 @@ struct EditSession {
             merge.changes[key]?.new.flatMap { manifest?.validate(key: key, value: $0)?.message }
         }
         if !problems.isEmpty { return .refused(problems.joined(separator: "; ")) }
+        do {
+            try checkValues(merge.changes.compactMapValues(\.new))
+        } catch let failure as CommandFailure {
+            return .refused(failure.message)
+        }
         do {
             return .written(
                 try await store.edit { preferences in

@@ -78,6 +78,11 @@ struct CommandLineParser {
             }
             if let attached {
                 invocation.record(spec, value: attached)
+            } else if spec.valueIsOptional {
+                let next = index < words.count ? words[index] : ""
+                let given = next.first?.isNumber == true
+                invocation.record(spec, value: given ? next : "")
+                if given { index += 1 }
             } else if index < words.count {
                 invocation.record(spec, value: words[index])
                 index += 1

@@ -20,11 +20,17 @@ struct OptionSpec: Sendable {
     /// The command needs it: the parser fails without it, and usage shows
     /// it without brackets.
     let isRequired: Bool
+    /// The value may be left out (`--wait` or `--wait 2s`): the next word
+    /// is its value only when it starts with a digit; without one the value
+    /// is empty.
+    let valueIsOptional: Bool
 
     init(
         name: String, shortName: String? = nil, valueName: String?, help: String,
-        completion: Completion, isHidden: Bool, isRequired: Bool = false
+        completion: Completion, isHidden: Bool, isRequired: Bool = false,
+        valueIsOptional: Bool = false
     ) {
+        self.valueIsOptional = valueIsOptional
         self.name = name
         self.shortName = shortName
         self.valueName = valueName
@@ -43,6 +49,7 @@ struct OptionSpec: Sendable {
     /// `-n N` for one with a short name.
     var synopsis: String {
         let shown = shortName ?? name
+        if valueIsOptional, let valueName { return "\(shown) [\(valueName)]" }
         return valueName.map { "\(shown) \($0)" } ?? shown
     }
 
@@ -50,6 +57,7 @@ struct OptionSpec: Sendable {
     /// `-n, --max-count N` for one with a short name.
     var helpSynopsis: String {
         let shown = shortName.map { "\($0), \(name)" } ?? name
+        if valueIsOptional, let valueName { return "\(shown) [\(valueName)]" }
         return valueName.map { "\(shown) \($0)" } ?? shown
     }
 }

@@ -18,10 +18,12 @@ struct ValueOption<Owner: OptionOwner>: OptionDeclaration {
 
     init(
         _ name: String, _ valueName: String, short: String? = nil, help: String,
-        completing: Completion = .nothing, hidden: Bool = false, required: Bool = false
+        completing: Completion = .nothing, hidden: Bool = false, required: Bool = false,
+        optionalValue: Bool = false
     ) {
         spec = OptionSpec(
             name: name, shortName: short, valueName: valueName, help: help,
-            completion: completing, isHidden: hidden, isRequired: required)
+            completion: completing, isHidden: hidden, isRequired: required,
+            valueIsOptional: optionalValue)
     }
 }

@@ -64,4 +64,5 @@ struct UserAccount: Sendable, Equatable {
 /// Whether this process's standard input is a terminal.
 enum Terminal {
     static var standardInputIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
+    static var standardErrorIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 }

@@ -19,6 +19,10 @@ struct CommandContext: RunContext {
     /// The secret keys and how their values are shown (`--reveal`); its
     /// scrubbing applies to ``output``'s standard error.
     let secrets: SecretRedaction
+    /// Every program's manifest published beside the store, by program
+    /// (F1 in Sources/Preferences/Preferences.docc/RollingOutAChange.md):
+    /// a value any of them refuses is refused.
+    private(set) var programManifests: [String: PreferencesManifest]
     let output: ToolOutput
     let stopSignal: @Sendable () async -> Void
 
@@ -64,6 +68,14 @@ struct CommandContext: RunContext {
         let standardError = output.standardError
         output.standardError = { standardError(secrets.scrub($0)) }
         self.output = output
+        programManifests = [:]
+        if command.readsManifest {
+            programManifests = try Self.programManifests(storage())
+        }
+        // A key any program declares secret is secret to every command.
+        for manifest in programManifests.values {
+            secrets.declare(manifest.entries.filter(\.value.secret).keys)
+        }
     }
 
     /// The keys declared secret by every manifest in force: the one given
@@ -86,6 +98,19 @@ struct CommandContext: RunContext {
             for (key, entry) in manifest.entries where entry.secret { keys.insert(key) }
         }
         return keys
+    }
+
+    /// The manifests of every program, as published beside the store; one
+    /// that cannot be parsed is an error, as the store's own manifest is.
+    static func programManifests(_ storage: any PreferencesStorage) throws -> [String:
+        PreferencesManifest]
+    {
+        var manifests: [String: PreferencesManifest] = [:]
+        for (program, bytes) in try storage.publishedManifests() {
+            manifests[program] = try PreferencesManifest(
+                jsonText: String(decoding: bytes, as: UTF8.self), source: program)
+        }
+        return manifests
     }
 
     /// The manifest at `path`, else the one published beside `store` if
@@ -114,18 +139,24 @@ struct CommandContext: RunContext {
         if let problem = manifest?.validate(key: key, value: value) {
             throw CommandFailure(.invalidValue, problem.message)
         }
+        if let problem = PreferencesManifest.refusal(of: value, forKey: key, by: programManifests) {
+            throw CommandFailure(.invalidValue, problem.message)
+        }
     }
 
-    /// Opens the store; a corrupt file is an error, never reset. Its
-    /// writes keep the secret keys' values out of the history, and
-    /// ``secrets`` learns the keys its document lists and their values.
+    /// Opens the store; a corrupt file is an error, never reset. Live
+    /// reads are off: `prefs` is not a replica of the store (F2 in
+    /// Sources/Preferences/Preferences.docc/RollingOutAChange.md), and
+    /// every write re-reads first all the same. Its writes keep the secret
+    /// keys' values out of the history, and ``secrets`` learns the keys its
+    /// document lists and their values.
     func openStore() async throws -> PreferencesStore {
         let store =
             if let etcd {
                 try await PreferencesStore(
-                    etcd: etcd.configuration, key: etcd.key, corruption: .fail)
+                    etcd: etcd.configuration, key: etcd.key, corruption: .fail, liveReads: false)
             } else {
-                try await PreferencesStore(fileURL: fileURL, corruption: .fail)
+                try await PreferencesStore(fileURL: fileURL, corruption: .fail, liveReads: false)
             }
         store.treatAsSecret(secrets.keys)
         secrets.learn(store.snapshot)
@@ -140,6 +171,12 @@ struct CommandContext: RunContext {
             _ = try? await openStore()
         }
         return CommandFailure(failure.status, secrets.scrub(failure.message))
+    }
+
+    /// The store's backend, for what needs no open store (the replicas).
+    func storage() throws -> any PreferencesStorage {
+        if let etcd { return try EtcdStorage(configuration: etcd.configuration, key: etcd.key) }
+        return FileStorage(fileURL: fileURL)
     }
 
     /// The store as the output names it: the file's path, or for etcd the

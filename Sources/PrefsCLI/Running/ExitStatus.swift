@@ -9,6 +9,7 @@
 /// | 3 | a value (or key) invalid for its type, the manifest or the store's limits |
 /// | 4 | the store or a legacy file is corrupt or unreadable as its format |
 /// | 5 | I/O error: permission, disk full, lock |
+/// | 6 | a `--wait` that timed out before every live replica applied the change |
 public enum ExitStatus: Int32, Sendable {
     /// The command did what was asked.
     case success = 0
@@ -22,6 +23,8 @@ public enum ExitStatus: Int32, Sendable {
     case corrupt = 4
     /// A system call failed.
     case ioError = 5
+    /// `--wait` gave up before every live replica reported the change.
+    case waitTimedOut = 6
 
     /// `diff` found differences: status 1, as `diff(1)` and `git diff
     /// --exit-code` exit (`diff` in the commands table of

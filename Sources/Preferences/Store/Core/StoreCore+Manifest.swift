@@ -16,8 +16,13 @@ extension StoreCore {
             return state.declared
         }
         var problems: [PreferencesProblem] = []
+        let program = PreferencesReplica.currentProgram
         do {
-            try storage.publishManifest(Array(declared.jsonText.utf8))
+            try storage.publishManifest(Array(declared.jsonText.utf8), program: program)
+            // Other programs that declare a key differently (F1).
+            var manifests = try PreferencesManifest.published(in: storage)
+            manifests[program] = declared
+            problems += PreferencesManifest.conflicts(among: manifests)
         } catch {
             problems.append(
                 PreferencesProblem(
@@ -25,5 +30,6 @@ extension StoreCore {
         }
         state.withLock { $0.problems.manifest = problems }
         notifyProblemWatchers()
+        reportManifest(declared.digest)
     }
 }

@@ -58,7 +58,11 @@ extension StoreCore {
     }
 
     fileprivate func removeLiveReader() {
-        state.withLock { $0.watching.liveReaders -= 1 }
+        let last = state.withLock { state in
+            state.watching.liveReaders -= 1
+            return state.watching.liveReaders == 0
+        }
+        if last { endReplica() }
         stopWatchingIfUnneeded()
     }
 

@@ -56,6 +56,9 @@ final class StoreCore: Sendable {
     }
 
     let state = Locked(State())
+    /// This process's registration as a replica, while live reads are on
+    /// (`StoreCore+Replica.swift`).
+    let replica = Locked<ReplicaReporter?>(nil)
 
     init(storage: any PreferencesStorage, limits: PreferencesLimits, corruption: CorruptionPolicy) {
         self.storage = storage
@@ -65,6 +68,7 @@ final class StoreCore: Sendable {
 
     deinit {
         state.withLock { $0.watching.watch }?.cancel()
+        replica.withLock { $0 }?.close()
     }
 
     // MARK: Reading
@@ -107,7 +111,10 @@ final class StoreCore: Sendable {
                     document, registeredDefaults: state.current.snapshot.registeredDefaults)
                 return true
             }
-            if unchanged { return }
+            if unchanged {
+                reportApplied()
+                return
+            }
         }
         let (snapshot, generation, subscribers, replaced) = state.withLock { state in
             let old = state.current.snapshot
@@ -126,6 +133,7 @@ final class StoreCore: Sendable {
         withExtendedLifetime(replaced) {}
         for subscriber in subscribers { subscriber.deliver(snapshot, generation) }
         notifyProblemWatchers()
+        reportApplied()
         if !snapshot.temporary.isEmpty { scheduleTemporaryEnd(of: snapshot) }
     }
 

@@ -1,0 +1,39 @@
+import Dispatch
+
+/// Watches a directory of registrations (``FileStorage/watchReplicas(_:)``):
+/// one inotify instance of its own on Linux, read by a dispatch source;
+/// elsewhere a timer every 20 ms. Calls `onChange` once at start, so a
+/// waiter always looks once.
+final class RegistrationWatch: StorageWatch, @unchecked Sendable {
+    private let source: any DispatchSourceProtocol
+
+    init(directory: String, onChange: @escaping @Sendable () -> Void) throws {
+        let queue = DispatchQueue(label: "prefs.replicas.watch")
+        #if canImport(Glibc) || canImport(Musl)
+            let watcher = try Platform.makeDirectoryWatcher()
+            do {
+                _ = try Platform.watchDirectoryForWrites(directory, watcher: watcher)
+            } catch {
+                Platform.closeDescriptor(watcher)
+                throw error
+            }
+            let read = DispatchSource.makeReadSource(fileDescriptor: watcher, queue: queue)
+            read.setEventHandler {
+                if !Platform.readDirectoryEvents(watcher: watcher).isEmpty { onChange() }
+            }
+            read.setCancelHandler { Platform.closeDescriptor(watcher) }
+            source = read
+        #else
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.schedule(deadline: .now() + .milliseconds(20), repeating: .milliseconds(20))
+            timer.setEventHandler { onChange() }
+            source = timer
+        #endif
+        source.resume()
+        queue.async(execute: onChange)
+    }
+
+    func cancel() { source.cancel() }
+
+    deinit { source.cancel() }
+}

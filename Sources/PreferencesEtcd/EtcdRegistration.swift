@@ -1,0 +1,95 @@
+import Dispatch
+import Foundation
+import Preferences
+
+/// A replica's key bound to a lease (F2, `<doc:RollingOutAChange>` in the
+/// Preferences documentation): granted at registration, kept alive every
+/// third of ``EtcdConfiguration/replicaTTL`` (one `lease/keepalive`
+/// request, which answers once and closes), revoked at close, which
+/// deletes the key at once. A lease found expired (the process was
+/// stopped longer than the TTL) is granted again and the key put again.
+final class EtcdRegistration: ReplicaRegistration, @unchecked Sendable {
+    private let storage: EtcdStorage
+    private let key: String
+    private let queue = DispatchQueue(label: "preferences.etcd.replica")
+    // Touched only on `queue`.
+    private var lease: String?
+    private var replica: PreferencesReplica?
+    private var timer: (any DispatchSourceTimer)?
+    private var closed = false
+
+    init(storage: EtcdStorage, key: String) {
+        self.storage = storage
+        self.key = key
+    }
+
+    var ttl: TimeInterval { storage.configuration.replicaTTL }
+
+    func start(_ replica: PreferencesReplica) throws {
+        try queue.sync {
+            self.replica = replica
+            try grantAndPut()
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            let interval = max(0.1, ttl / 3)
+            timer.schedule(deadline: .now() + interval, repeating: interval)
+            timer.setEventHandler { [weak self] in self?.keepAlive() }
+            timer.resume()
+            self.timer = timer
+        }
+    }
+
+    private func grantAndPut() throws {
+        let reply = try storage.client.call(
+            "/v3/lease/grant", ["TTL": String(Int(max(1, ttl.rounded(.up))))],
+            operation: "grant lease", idempotent: false)
+        guard let id = reply["ID"] as? String ?? (reply["ID"] as? NSNumber)?.stringValue else {
+            throw PreferencesError.io(
+                operation: "grant lease", path: key, code: EIO, message: "no lease id in the reply")
+        }
+        lease = id
+        try put()
+    }
+
+    private func put() throws {
+        guard let replica, let lease else { return }
+        _ = try storage.client.call(
+            "/v3/kv/put",
+            [
+                "key": EtcdClient.base64(key),
+                "value": EtcdClient.base64(Array(replica.jsonText.utf8)), "lease": lease,
+            ], operation: "register replica", idempotent: true)
+    }
+
+    private func keepAlive() {
+        guard !closed, let lease else { return }
+        let reply = try? storage.client.call(
+            "/v3/lease/keepalive", ["ID": lease], operation: "keep lease alive", idempotent: true)
+        let result = reply?["result"] as? [String: Any] ?? reply
+        let left = EtcdClient.int64(result?["TTL"])
+        // An expired lease answers with no TTL: register again.
+        if reply != nil && left <= 0 { try? grantAndPut() }
+    }
+
+    func update(_ replica: PreferencesReplica) throws {
+        try queue.sync {
+            guard !closed else { return }
+            self.replica = replica
+            try put()
+        }
+    }
+
+    func close() {
+        queue.sync {
+            guard !closed else { return }
+            closed = true
+            timer?.cancel()
+            if let lease {
+                _ = try? storage.client.call(
+                    "/v3/lease/revoke", ["ID": lease], operation: "revoke lease",
+                    idempotent: true)
+            }
+        }
+    }
+
+    deinit { timer?.cancel() }
+}
