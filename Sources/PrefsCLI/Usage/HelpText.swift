@@ -24,7 +24,7 @@ enum HelpText {
             "",
             "exit status: 0 ok, 1 key not set (or diff found differences),",
             "             2 usage, 3 invalid value, 4 corrupt store or legacy file,",
-            "             5 I/O error",
+            "             5 I/O error, 6 --wait timed out",
             "",
             "examples:",
             "  prefs set dark_mode true",
