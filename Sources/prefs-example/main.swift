@@ -96,6 +96,8 @@ func openFileStore() async throws -> PreferencesStore {
         ],
         declaring: keys)
 }
+// Registered as a replica before saying so, for `prefs replicas` and `--wait`.
+await store.registeredAsReplica()
 say("store: \(store.location) (data version \(store.snapshot.version))")
 
 // 2. Typed reads, synchronous.

@@ -173,6 +173,7 @@ struct Harness {
             await store.declare(try PreferencesManifest(jsonText: declared))
             let feed = unregistered ? store.changes() : nil
             let following = Task { if let feed { for await _ in feed {} } }
+            await store.registeredAsReplica()
             say("ready")
             while true { try await Task.sleep(for: .seconds(3600)) }
             following.cancel()

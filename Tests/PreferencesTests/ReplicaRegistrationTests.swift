@@ -13,6 +13,8 @@ import Testing
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
         var store: PreferencesStore? = try await PreferencesStore(fileURL: url)
+        // The open registers the process after it returns, off its path.
+        await store?.registeredAsReplica()
         let storage = FileStorage(fileURL: url)
         let me = try #require(try storage.replicas().first)
         #expect(try storage.replicas().count == 1)

@@ -135,6 +135,7 @@ struct EtcdReplicasTests {
     @Test func closingAStoreRevokesItsRegistrationAtOnce() async throws {
         var store: PreferencesStore? = try await PreferencesStore(
             etcd: cluster.configuration(), key: key)
+        await store?.registeredAsReplica()
         #expect(try await pids() == [getpid()])
         withExtendedLifetime(store) {}
         store = nil

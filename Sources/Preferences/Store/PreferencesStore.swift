@@ -108,7 +108,7 @@ public final class PreferencesStore: Sendable {
         liveReader = try await core.open(
             migrations: migrations, corruption: corruption, liveReads: liveReads)
         if let manifest { await core.declare(manifest) }
-        if liveReader != nil { await core.ensureReplica() }
+        if liveReader != nil { core.scheduleReplica() }
     }
 
     /// Publishes `manifest` as (part of) the keys this program reads, so

@@ -6,34 +6,44 @@ import Foundation
 /// <doc:RollingOutAChange>).
 extension StoreCore {
     /// Registers this process with the backend unless it is already, on the
-    /// queue, after an open with live reads. A backend that cannot register
-    /// (the default) does nothing; a failure is kept as a problem.
-    func ensureReplica() async {
-        await queue.run {
-            let wanted = self.state.withLock { $0.watching.liveReaders > 0 }
-            guard wanted, self.replica.withLock({ $0 == nil }) else { return }
-            var me = PreferencesReplica.current()
-            me.applied = self.state.withLock { $0.current.snapshot.sequence }
-            me.manifest = self.state.withLock {
-                $0.declared.entries.isEmpty ? "" : $0.declared.digest
+    /// queue after an open with live reads, without making the open wait: a
+    /// cold start pays nothing for it (P8), and a handle dropped before the
+    /// queue reaches the registration never registers, as a process that
+    /// only reads a key and exits is no replica to wait for. A backend that
+    /// cannot register (the default) does nothing; a failure is kept as a
+    /// problem.
+    func scheduleReplica() {
+        queue.submit { self.registerReplica() }
+    }
+
+    /// Returns once a registration scheduled before has been made (or found
+    /// unwanted).
+    func replicaScheduled() async {
+        await queue.run {}
+    }
+
+    private func registerReplica() {
+        let wanted = state.withLock { $0.watching.liveReaders > 0 }
+        guard wanted, replica.withLock({ $0 == nil }) else { return }
+        var me = PreferencesReplica.current()
+        me.applied = state.withLock { $0.current.snapshot.sequence }
+        me.manifest = state.withLock { $0.declared.entries.isEmpty ? "" : $0.declared.digest }
+        do {
+            guard let registration = try storage.register(me) else { return }
+            let reporter = ReplicaReporter(registration, me)
+            let stale = replica.withLock { slot -> ReplicaReporter? in
+                // Every live reader may have gone meanwhile.
+                let wanted = state.withLock { $0.watching.liveReaders > 0 }
+                if !wanted || slot != nil { return reporter }
+                slot = reporter
+                return nil
             }
-            do {
-                guard let registration = try self.storage.register(me) else { return }
-                let reporter = ReplicaReporter(registration, me)
-                let stale = self.replica.withLock { slot -> ReplicaReporter? in
-                    // Every live reader may have gone meanwhile.
-                    let wanted = self.state.withLock { $0.watching.liveReaders > 0 }
-                    if !wanted || slot != nil { return reporter }
-                    slot = reporter
-                    return nil
-                }
-                stale?.close()
-            } catch {
-                self.state.withLock {
-                    $0.problems.manifest.append(
-                        PreferencesProblem(
-                            key: nil, message: "this process could not register itself: \(error)"))
-                }
+            stale?.close()
+        } catch {
+            state.withLock {
+                $0.problems.manifest.append(
+                    PreferencesProblem(
+                        key: nil, message: "this process could not register itself: \(error)"))
             }
         }
     }
