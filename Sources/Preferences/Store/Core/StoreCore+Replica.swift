@@ -6,20 +6,30 @@ import Foundation
 /// <doc:RollingOutAChange>).
 extension StoreCore {
     /// Registers this process with the backend unless it is already, on the
-    /// queue after an open with live reads, without making the open wait: a
-    /// cold start pays nothing for it (P8), and a handle dropped before the
-    /// queue reaches the registration never registers, as a process that
-    /// only reads a key and exits is no replica to wait for. A backend that
+    /// queue shortly after an open with live reads, without making the open
+    /// wait: a cold start pays nothing for it (P8), and a handle dropped
+    /// before then never registers, as a process that only reads a key and
+    /// exits is no replica to wait for. A backend that
     /// cannot register (the default) does nothing; a failure is kept as a
     /// problem.
     func scheduleReplica() {
-        queue.submit { self.registerReplica() }
+        // Queued only after a moment, so that the work a program does just
+        // after opening (a read, a first write) keeps the queue to itself.
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.registrationDelay) {
+            [weak self] in
+            guard let self else { return }
+            self.queue.submit { self.registerReplica() }
+        }
     }
 
-    /// Returns once a registration scheduled before has been made (or found
-    /// unwanted).
+    /// How long after an open with live reads the process registers: a
+    /// handle dropped sooner (a tool that reads a key and exits) never does.
+    static let registrationDelay = 0.1
+
+    /// Registers now if a registration is wanted and not made yet, and
+    /// returns once it is made (or found unwanted).
     func replicaScheduled() async {
-        await queue.run {}
+        await queue.run { self.registerReplica() }
     }
 
     private func registerReplica() {
@@ -80,7 +90,13 @@ final class ReplicaReporter: Sendable {
         var written: PreferencesReplica
         var scheduled = false
         var closed = false
+        /// When the last report was written: the next waits until
+        /// ``spacing`` after it, taking every change made meanwhile.
+        var lastWrite = DispatchTime(uptimeNanoseconds: 0)
     }
+    /// At most one report per this many nanoseconds (10 ms): a burst of
+    /// changes costs one write per interval, a lone change none of the wait.
+    static let spacing: UInt64 = 10_000_000
     private let state: Locked<State>
     private let queue = DispatchQueue(label: "prefs.replica.report")
 
@@ -100,7 +116,19 @@ final class ReplicaReporter: Sendable {
             return true
         }
         if schedule {
-            if now { queue.sync { self.write() } } else { queue.async { self.write() } }
+            if now {
+                queue.sync { self.write() }
+            } else {
+                let next = state.withLock { $0.lastWrite.uptimeNanoseconds } + Self.spacing
+                let current = DispatchTime.now().uptimeNanoseconds
+                if next <= current {
+                    queue.async { self.write() }
+                } else {
+                    queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: next)) {
+                        self.write()
+                    }
+                }
+            }
         } else if now {
             // One is scheduled already: wait for it.
             queue.sync {}
@@ -112,6 +140,7 @@ final class ReplicaReporter: Sendable {
             state.scheduled = false
             guard !state.closed, state.replica != state.written else { return nil }
             state.written = state.replica
+            state.lastWrite = .now()
             return state.replica
         }
         if let replica { try? registration.update(replica) }
