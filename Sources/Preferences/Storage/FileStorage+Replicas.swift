@@ -24,6 +24,11 @@ extension FileStorage {
     public func register(_ replica: PreferencesReplica) throws -> (any ReplicaRegistration)? {
         let directory = replicasDirectory
         let target = try target()
+        // Never creates the store's own directory: one that is missing (not
+        // made yet, or removed while the store is open, which its watch
+        // then waits for) holds no registration until it is back.
+        guard try Platform.fileStamp(Platform.parentDirectory(of: target))?.isDirectory == true
+        else { return nil }
         try Platform.makeDirectories(directory, owner: try ownerForNewFiles(target: target))
         let path = directory + "/" + Self.fileName(host: replica.host, pid: replica.pid)
         // A file of an earlier process with this pid (a reused pid, or one
