@@ -13,17 +13,12 @@ extension StoreCore {
     /// cannot register (the default) does nothing; a failure is kept as a
     /// problem.
     func scheduleReplica() {
-        // Queued only after a moment, so that the work a program does just
-        // after opening (a read, a first write) keeps the queue to itself.
-        DispatchQueue.global().asyncAfter(deadline: .now() + Self.registrationDelay) {
-            [weak self] in
-            guard let self else { return }
-            self.queue.submit { self.registerReplica() }
-        }
+        PendingRegistrations.shared.add(self)
     }
 
-    /// How long after an open with live reads the process registers: a
-    /// handle dropped sooner (a tool that reads a key and exits) never does.
+    /// How long after an open with live reads the process registers, at
+    /// most: a handle dropped sooner (a tool that reads a key and exits)
+    /// may never do.
     static let registrationDelay = 0.1
 
     /// Registers now if a registration is wanted and not made yet, and
@@ -32,7 +27,7 @@ extension StoreCore {
         await queue.run { self.registerReplica() }
     }
 
-    private func registerReplica() {
+    fileprivate func registerReplica() {
         let wanted = state.withLock { $0.watching.liveReaders > 0 }
         guard wanted, replica.withLock({ $0 == nil }) else { return }
         var me = PreferencesReplica.current()
@@ -149,5 +144,33 @@ final class ReplicaReporter: Sendable {
     func close() {
         state.withLock { $0.closed = true }
         queue.sync { registration.close() }
+    }
+}
+
+/// Opens waiting to register their process, registered together when the
+/// delay after the first of them has passed: one timer for a burst of
+/// opens, not one each.
+final class PendingRegistrations: Sendable {
+    static let shared = PendingRegistrations()
+
+    private final class Pending: Sendable {
+        weak let core: StoreCore?
+        init(_ core: StoreCore) { self.core = core }
+    }
+    private let pending = Locked<[Pending]>([])
+
+    func add(_ core: StoreCore) {
+        let first = pending.withLock { pending in
+            pending.append(Pending(core))
+            return pending.count == 1
+        }
+        guard first else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + StoreCore.registrationDelay) {
+            let cores = self.pending.withLock { pending in
+                defer { pending = [] }
+                return pending.compactMap(\.core)
+            }
+            for core in cores { core.queue.submit { core.registerReplica() } }
+        }
     }
 }
