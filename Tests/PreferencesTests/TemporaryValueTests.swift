@@ -116,4 +116,47 @@ struct TemporaryValueTests {
         #expect(inFile.values == ["language": "fr"])
         #expect(store[.counter] == 0)
     }
+
+    /// A transform of a group commit that ends a temporary value and then
+    /// throws is taken back alone: the value stays temporary, while the
+    /// edits written with it land.
+    @Test func aThrowingGroupedEditLeavesTheTemporaryValue() async throws {
+        struct Refused: Error {}
+        let store = try await PreferencesStore(storage: FileStorage(fileURL: url))
+        try await store.set(.counter, 1)
+        try await store.set(.counter, 2, for: .seconds(3600))
+        let release = DispatchSemaphore(value: 0)
+        let running = LockedBox(false)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await store.edit { prefs in
+                    running.value = true
+                    _ = release.wait(timeout: .now() + 120)
+                    prefs[.language] = "fr"
+                }
+            }
+            let holding = await eventually(seconds: 120) { running.value }
+            #expect(holding, "the first edit never ran")
+            group.addTask {
+                await #expect(throws: Refused.self) {
+                    try await store.edit { prefs in
+                        // An ordinary change to the same value ends it...
+                        prefs[.counter] = 2
+                        throw Refused()
+                    }
+                }
+            }
+            group.addTask { try await store.edit { $0[.darkMode] = true } }
+            let queued = await eventually(seconds: 120) { store.pendingEditCount == 2 }
+            #expect(queued, "the two edits were not queued behind the first")
+            release.signal()
+            try await group.waitForAll()
+        }
+        // ...but that edit threw, so it is still temporary.
+        #expect(store.snapshot.temporaryValueEnd(forKey: "counter") != nil)
+        let inFile = try fileSnapshot(url)
+        #expect(inFile.storedValues["counter"] == 1)
+        #expect(inFile.temporary.overrides["counter"]?.value == 2)
+        #expect(inFile.values["language"] == "fr" && inFile.values["dark_mode"] == true)
+    }
 }

@@ -29,8 +29,11 @@ public struct MutablePreferences: Sendable {
     /// The temporary values this edit sets, by key (``set(_:_:until:)``).
     private(set) var temporaries: [String: TemporaryValues.Override] = [:]
     /// Keys this edit changed as an ordinary change: a temporary value
-    /// they had ends now, even when the new value equals it.
+    /// they had ends now, even when the new value equals it. Kept only when
+    /// the state the edit started from has temporary values: otherwise there
+    /// is none to end, and an import of many keys need not hash each twice.
     private(set) var ordinaryKeys: Set<String> = []
+    private let tracksOrdinaryKeys: Bool
     /// The history of the state the edit started from: its sequence number
     /// is the one before this change's (an undo reads the entries).
     let baseHistory: DocumentHistory
@@ -53,7 +56,11 @@ public struct MutablePreferences: Sendable {
         var reportCount: Int
         var causeCount: Int
         var temporaries: [String: TemporaryValues.Override]
-        var ordinaryKeys: Set<String>
+        /// Each change of ``ordinaryKeys`` and whether the key was in it:
+        /// undone in reverse, so a transform does not copy the whole set
+        /// (a group commit of a thousand edits would copy it a thousand
+        /// times).
+        var ordinaryChanges: [(key: String, wasIn: Bool)] = []
     }
     private var journal: Journal?
     /// The log's array from the last transform that succeeded, emptied:
@@ -77,6 +84,7 @@ public struct MutablePreferences: Sendable {
         self.baseHistory = snapshot.history
         self.registeredDefaults = snapshot.registeredDefaults
         self.limits = limits
+        self.tracksOrdinaryKeys = !snapshot.temporary.isEmpty
     }
 
     /// The stored values, by key.
@@ -137,7 +145,7 @@ public struct MutablePreferences: Sendable {
         swap(&entries, &spareEntries)
         journal = Journal(
             entries: entries, version: version, changed: changed, reportCount: reports.count,
-            causeCount: causes.count, temporaries: temporaries, ordinaryKeys: ordinaryKeys)
+            causeCount: causes.count, temporaries: temporaries)
         if storageIsSnapshot { journal?.everything = storage }
     }
 
@@ -153,7 +161,9 @@ public struct MutablePreferences: Sendable {
         reports.removeSubrange(journal.reportCount...)
         causes.removeSubrange(journal.causeCount...)
         temporaries = journal.temporaries
-        ordinaryKeys = journal.ordinaryKeys
+        for (key, wasIn) in journal.ordinaryChanges.reversed() {
+            if wasIn { ordinaryKeys.insert(key) } else { ordinaryKeys.remove(key) }
+        }
         failure = nil
         self.journal = nil
     }
@@ -211,7 +221,14 @@ public struct MutablePreferences: Sendable {
     /// A change that is not temporary ends the key's temporary value.
     private mutating func noteOrdinaryChange(_ name: String) {
         temporaries[name] = nil
-        ordinaryKeys.insert(name)
+        guard tracksOrdinaryKeys, ordinaryKeys.insert(name).inserted else { return }
+        journal?.ordinaryChanges.append((name, false))
+    }
+
+    /// Takes `name` out of ``ordinaryKeys``: its change is a temporary one.
+    private mutating func noteTemporaryChange(_ name: String) {
+        guard ordinaryKeys.remove(name) != nil else { return }
+        journal?.ordinaryChanges.append((name, true))
     }
 
     /// Sets `key` to `value` until `date`; then the key reads as it did
@@ -227,7 +244,7 @@ public struct MutablePreferences: Sendable {
     public mutating func set<Value>(_ key: PreferenceKey<Value>, _ value: Value, until date: Date) {
         self[key] = value
         guard failure == nil, let stored = storage[key.name] else { return }
-        ordinaryKeys.remove(key.name)
+        noteTemporaryChange(key.name)
         temporaries[key.name] = TemporaryValues.Override(value: stored, until: date)
         attribute(to: "temporary until \(HistoryEntry.timestamp(date))")
     }
@@ -236,7 +253,7 @@ public struct MutablePreferences: Sendable {
     public mutating func set(raw name: String, _ value: PreferenceValue, until date: Date) {
         self[raw: name] = value
         guard failure == nil else { return }
-        ordinaryKeys.remove(name)
+        noteTemporaryChange(name)
         temporaries[name] = TemporaryValues.Override(value: value, until: date)
         attribute(to: "temporary until \(HistoryEntry.timestamp(date))")
     }
