@@ -78,8 +78,10 @@ final class EtcdRegistration: ReplicaRegistration, @unchecked Sendable {
         }
     }
 
+    /// Revokes the lease on the registration's own queue, without waiting:
+    /// a process that ends first leaves the lease to run out.
     func close() {
-        queue.sync {
+        queue.async { [self] in
             guard !closed else { return }
             closed = true
             timer?.cancel()

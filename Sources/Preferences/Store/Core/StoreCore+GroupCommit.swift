@@ -209,9 +209,13 @@ extension StoreCore {
                         var document = StoreDocument(
                             editing: base, values: working.values, version: working.version,
                             stamp: stamp, changedKeys: changedKeys)
+                        // Each key's old and new value, only when entries
+                        // are kept: the change still takes its number.
                         let change = PendingEntry(
-                            changes: Self.changes(
-                                from: base.values, to: working.values, keys: changedKeys),
+                            changes: keepsHistory(after: base)
+                                ? Self.changes(
+                                    from: base.values, to: working.values, keys: changedKeys)
+                                : [:],
                             versionChange: working.version == base.version
                                 ? nil : (base.version, working.version),
                             causes: working.causes)

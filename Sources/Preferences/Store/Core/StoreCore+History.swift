@@ -65,6 +65,12 @@ extension StoreCore {
         }
     }
 
+    /// Whether a write after `base` keeps history entries: this store's
+    /// limit or the one `base` records (the larger of the two) keeps some.
+    func keepsHistory(after base: PreferencesSnapshot) -> Bool {
+        limits.history.union(base.history.keep).keepsEntries
+    }
+
     /// The history the document after `base` carries, with the next
     /// sequence number for each of `pending` (in order) and their entries.
     ///

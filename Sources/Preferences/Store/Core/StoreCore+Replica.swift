@@ -141,9 +141,12 @@ final class ReplicaReporter: Sendable {
         if let replica { try? registration.update(replica) }
     }
 
+    /// Ends the registration without waiting for a report being written:
+    /// a handle let go on one of Swift's few cooperative threads must not
+    /// hold it for a request to a cluster that may be gone.
     func close() {
         state.withLock { $0.closed = true }
-        queue.sync { registration.close() }
+        registration.close()
     }
 }
 
