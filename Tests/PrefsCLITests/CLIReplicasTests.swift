@@ -37,23 +37,13 @@ import Testing
         return items.compactMap { PreferencesReplica(jsonBytes: Array($0.jsonText.utf8)) }
     }
 
-    /// Kills (after a SIGCONT) and reaps `children`; static, so that the
-    /// cleanup task of a failed test holds nothing else of the test.
-    static func stop(_ children: [RunningProcess]) async throws {
-        for child in children {
-            child.kill(SIGCONT)
-            child.kill(SIGKILL)
-            _ = try await child.exit(timeout: .seconds(30))
-        }
-    }
-
     @Test func threeReplicasAreListedAndWaitedFor() async throws {
         let children = [
             try await startReplica(program: "svc", maximum: 100),
             try await startReplica(program: "svc", maximum: 100),
             try await startReplica(program: "svc", maximum: 100),
         ]
-        defer { Task { [children] in try? await Self.stop(children) } }
+        defer { Task { [children] in try? await stopChildren(children) } }
         let listed = try await replicas()
         #expect(listed.map(\.pid).sorted() == children.map(\.process.processIdentifier).sorted())
         #expect(listed.allSatisfy { $0.program == "svc" && $0.applied == 0 })
@@ -72,7 +62,7 @@ import Testing
         #expect(set.status == 0, "\(set.standardError)")
         #expect(set.line.hasPrefix("applied on 3/3 replicas in "))
         #expect(try await replicas().map(\.applied) == [1, 1, 1])
-        try await Self.stop(children)
+        try await stopChildren(children)
     }
 
     @Test func aKilledReplicaIsGoneAtOnce() async throws {
@@ -81,7 +71,7 @@ import Testing
             try await startReplica(program: "svc", maximum: 100),
             try await startReplica(program: "svc", maximum: 100),
         ]
-        defer { Task { [children] in try? await Self.stop(children) } }
+        defer { Task { [children] in try? await stopChildren(children) } }
         #expect(try await replicas().count == 3)
         let victim = children[0]
         victim.kill(SIGKILL)
@@ -93,7 +83,7 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: file).count == 2)
         let set = try await workspace.prefs("set", "interval_ms", "60", "--wait", "20s")
         #expect(set.line.hasPrefix("applied on 2/2 replicas in "))
-        try await Self.stop(children)
+        try await stopChildren(children)
     }
 
     @Test func aStoppedReplicaMakesTheWaitTimeOut() async throws {
@@ -102,7 +92,7 @@ import Testing
             try await startReplica(program: "svc", maximum: 100),
             try await startReplica(program: "svc", maximum: 100),
         ]
-        defer { Task { [children] in try? await Self.stop(children) } }
+        defer { Task { [children] in try? await stopChildren(children) } }
         let stopped = children[1]
         stopped.kill(SIGSTOP)
         let clock = ContinuousClock()
@@ -118,7 +108,7 @@ import Testing
         // The write itself is done.
         #expect(try await workspace.storedValues()["interval_ms"] == 70)
         stopped.kill(SIGCONT)
-        try await Self.stop(children)
+        try await stopChildren(children)
     }
 
     @Test func aReplicaKilledDuringTheWaitIsReportedGone() async throws {
@@ -126,7 +116,7 @@ import Testing
             try await startReplica(program: "svc", maximum: 100),
             try await startReplica(program: "svc", maximum: 100),
         ]
-        defer { Task { [children] in try? await Self.stop(children) } }
+        defer { Task { [children] in try? await stopChildren(children) } }
         let stopped = children[0]
         stopped.kill(SIGSTOP)
         let waiter = try RunningProcess(
@@ -145,14 +135,14 @@ import Testing
         let applied = try await waiter.nextLine(timeout: .seconds(30))
         #expect(applied?.hasPrefix("applied on 1/1 replicas in ") == true)
         #expect(try await waiter.exit(timeout: .seconds(30)) == 0)
-        try await Self.stop(children)
+        try await stopChildren(children)
     }
 
     @Test func everyCommandThatWritesCanWait() async throws {
         // An old version (at most 100) and a new one (at most 1000, published last).
         let old = try await startReplica(program: "svc", maximum: 100)
         let new = try await startReplica(program: "svc", maximum: 1000)
-        defer { Task { [old, new] in try? await Self.stop([old, new]) } }
+        defer { Task { [old, new] in try? await stopChildren([old, new]) } }
         func lines(_ arguments: String...) async throws -> [String] {
             let output = try await workspace.prefs(arguments)
             #expect(output.status == 0, "\(arguments): \(output.standardError)")
@@ -212,7 +202,7 @@ import Testing
                 + "\(Platform.hostName)/\(old.process.processIdentifier) (program svc); "
                 + "pass --force to write it anyway\n")
         #expect(try await workspace.prefs("apply", file.path, "--force").status == 0)
-        try await Self.stop([old, new])
+        try await stopChildren([old, new])
     }
 
     @Test func onATerminalTheWaitShowsProgress() async throws {
@@ -223,7 +213,7 @@ import Testing
             try await startReplica(program: "svc", maximum: 100),
             try await startReplica(program: "svc", maximum: 100),
         ]
-        defer { Task { [children] in try? await Self.stop(children) } }
+        defer { Task { [children] in try? await stopChildren(children) } }
         children[1].kill(SIGSTOP)
         let command =
             "'\(productURL("prefs").path)' --file '\(workspace.store.path)' "
@@ -242,14 +232,14 @@ import Testing
                 "1/2 replicas have applied change 1\r\nprefs: error: change 1 not applied within 1 s by "
                     + "\(Platform.hostName)/\(children[1].process.processIdentifier) (svc, at 0)\r\n"
             ), "\(output.standardOutput.debugDescription)")
-        try await Self.stop(children)
+        try await stopChildren(children)
     }
 
     @Test func anOldVersionStillRunningRefusesWhatItCannotRead() async throws {
         // The old version allows at most 100, the new one (published last) 1000.
         let old = try await startReplica(program: "svc", maximum: 100)
         let new = try await startReplica(program: "svc", maximum: 1000)
-        defer { Task { [old, new] in try? await Self.stop([old, new]) } }
+        defer { Task { [old, new] in try? await stopChildren([old, new]) } }
         let refused = try await workspace.prefs("set", "interval_ms", "500")
         #expect(refused.status == 3)
         #expect(
@@ -265,13 +255,13 @@ import Testing
         old.kill(SIGKILL)
         _ = try await old.exit(timeout: .seconds(30))
         #expect(try await workspace.prefs("set", "interval_ms", "600").status == 0)
-        try await Self.stop([new])
+        try await stopChildren([new])
     }
 
     @Test func everyProgramsManifestIsKeptAndChecked() async throws {
         let first = try await startReplica(program: "alpha", maximum: 100)
         let second = try await startReplica(program: "beta", maximum: 1000)
-        try await Self.stop([first, second])
+        try await stopChildren([first, second])
         let directory = FileStorage(fileURL: workspace.store).manifestsDirectory
         #expect(FileManager.default.fileExists(atPath: directory + "/alpha.json"))
         #expect(FileManager.default.fileExists(atPath: directory + "/beta.json"))
@@ -295,7 +285,7 @@ import Testing
             atPath: directory, withIntermediateDirectories: true)
         try write(conflicting, to: URL(fileURLWithPath: directory + "/gamma.json"))
         let child = try await startReplica(program: "alpha", maximum: 100)
-        defer { Task { [child] in try? await Self.stop([child]) } }
+        defer { Task { [child] in try? await stopChildren([child]) } }
         let check = try await workspace.prefs("check")
         #expect(check.status == 3)
         #expect(
@@ -317,7 +307,7 @@ import Testing
                     "key 'interval_ms' is declared differently by program \(PreferencesReplica.currentProgram) "
                         + "(int, default 10) and program gamma (string, default \"fast\")")
         )
-        try await Self.stop([child])
+        try await stopChildren([child])
     }
 }
 

@@ -46,20 +46,10 @@ struct EtcdReplicasTests {
         return try await offPool { try storage.replicas().map(\.pid) }
     }
 
-    /// Kills (after a SIGCONT) and reaps `children`; static, so that the
-    /// cleanup task of a failed test holds nothing else of the test.
-    static func stop(_ children: [RunningProcess]) async throws {
-        for child in children {
-            child.kill(SIGCONT)
-            child.kill(SIGKILL)
-            _ = try await child.exit(timeout: .seconds(30))
-        }
-    }
-
     @Test func threeReplicasAreListedWaitedForAndAKilledOneExpires() async throws {
         var children: [RunningProcess] = []
         for _ in 0..<3 { children.append(try await startReplica(maximum: 100, ttl: 2)) }
-        defer { Task { [children] in try? await Self.stop(children) } }
+        defer { Task { [children] in try? await stopChildren(children) } }
         #expect(try await pids() == children.map(\.process.processIdentifier).sorted())
         let table = try await prefs("replicas")
         #expect(table.standardOutput.split(separator: "\n").count == 4, "\(table.standardOutput)")
@@ -94,18 +84,21 @@ struct EtcdReplicasTests {
         let took = ContinuousClock.now - killedAt
         print("a killed replica with a 2 s lease was gone \(took) after the kill")
         #expect(gone)
+        // Not before its lease could run out; how long after is printed, not
+        // asserted (alone 1.9 to 2.3 s; under the thread sanitizer with the
+        // whole suite, up to 10 s): a lease that never ran out fails the
+        // deadline above.
         #expect(took >= .seconds(1), "gone \(took) after the kill: before its lease could expire")
-        #expect(took < .seconds(8), "gone \(took) after the kill")
         _ = try await victim.exit(timeout: .seconds(30))
         #expect(try await pids().count == 2)
-        try await Self.stop(children)
+        try await stopChildren(children)
     }
 
     @Test func aStoppedReplicaWithTheDefaultLeaseMakesTheWaitTimeOut() async throws {
         #expect(EtcdConfiguration(endpoints: cluster.endpoints).replicaTTL == 10)
         var children: [RunningProcess] = []
         for _ in 0..<3 { children.append(try await startReplica(maximum: 100)) }
-        defer { Task { [children] in try? await Self.stop(children) } }
+        defer { Task { [children] in try? await stopChildren(children) } }
         // The registration's lease was granted for the default 10 s.
         let place = key + "/replicas/\(Platform.hostName)-\(children[0].process.processIdentifier)"
         let granted = try await offPool { () -> String? in
@@ -127,7 +120,7 @@ struct EtcdReplicasTests {
                 == "prefs: error: change 1 not applied within 2 s by "
                 + "\(Platform.hostName)/\(stopped.process.processIdentifier) (svc, at 0)\n")
         stopped.kill(SIGCONT)
-        try await Self.stop(children)
+        try await stopChildren(children)
         // Closed stores revoke their leases; killed ones expire; either way,
         // nothing is left once they have.
     }
@@ -153,7 +146,7 @@ struct EtcdReplicasTests {
     @Test func anOldVersionStillRunningRefusesWhatItCannotRead() async throws {
         let old = try await startReplica(maximum: 100)
         let new = try await startReplica(maximum: 1000)
-        defer { Task { [old, new] in try? await Self.stop([old, new]) } }
+        defer { Task { [old, new] in try? await stopChildren([old, new]) } }
         let refused = try await prefs("set", "interval_ms", "500")
         #expect(refused.status == 3)
         #expect(
@@ -165,6 +158,6 @@ struct EtcdReplicasTests {
         #expect(forced.status == 0, "\(forced.standardError)")
         #expect(forced.line.hasPrefix("applied on 2/2 replicas in "))
         #expect(try await prefs("get", "interval_ms").line == "500")
-        try await Self.stop([old, new])
+        try await stopChildren([old, new])
     }
 }

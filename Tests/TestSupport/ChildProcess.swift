@@ -492,3 +492,14 @@ package func eventually(seconds: Int = 10, _ condition: () -> Bool) async -> Boo
     }
     return condition()
 }
+
+/// Kills (after a SIGCONT, for a stopped one) and reaps `children`; free of
+/// any test's state, so that the cleanup task of a failed test holds
+/// nothing else of it.
+package func stopChildren(_ children: [RunningProcess]) async throws {
+    for child in children {
+        child.kill(SIGCONT)
+        child.kill(SIGKILL)
+        _ = try await child.exit(timeout: .seconds(30))
+    }
+}
