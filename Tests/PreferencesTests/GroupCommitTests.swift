@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import PreferencesTestSupport
-import Synchronization
+import PreferencesTesting
 import Testing
 
 @testable import Preferences
@@ -246,7 +246,7 @@ import Testing
 final class EditChain: Sendable {
     let core: StoreCore
     let length: Int
-    private let continuations = Mutex<[Int: UnsafeContinuation<any Sendable, any Error>]>([:])
+    private let continuations = LockedBox<[Int: UnsafeContinuation<any Sendable, any Error>]>([:])
 
     init(core: StoreCore, length: Int) {
         self.core = core

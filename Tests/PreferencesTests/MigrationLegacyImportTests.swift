@@ -1,6 +1,6 @@
 import Foundation
 import PreferencesTestSupport
-import Synchronization
+import PreferencesTesting
 import Testing
 
 @testable import Preferences
@@ -11,7 +11,7 @@ final class ObservedStorage: PreferencesStorage {
     let inner = InMemoryStorage()
     let watched: URL
     let failWrites: Bool
-    private let seen = Mutex<[Bool]>([])
+    private let seen = LockedBox<[Bool]>([])
 
     init(watching url: URL, failWrites: Bool = false) {
         watched = url

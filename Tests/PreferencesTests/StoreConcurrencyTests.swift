@@ -11,7 +11,7 @@ final class CountingStorage: PreferencesStorage {
     let base: any PreferencesStorage
     let writes = Atomic<Int>(0)
     /// With `keepingWrites`, the bytes of every write, in order.
-    let written = Mutex<[[UInt8]]>([])
+    let written = LockedBox<[[UInt8]]>([])
     private let keepingWrites: Bool
     init(_ base: any PreferencesStorage, keepingWrites: Bool = false) {
         self.base = base

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import PreferencesTestSupport
+import PreferencesTesting
 import Synchronization
 import Testing
 
@@ -73,7 +74,7 @@ private final class QueueBlocker: Sendable {
         try await store.set(.language, "fr")
         let blocker = await QueueBlocker(store)
         defer { blocker.letGo() }
-        let seenByB = Mutex<PreferenceValue??>(nil)
+        let seenByB = LockedBox<PreferenceValue??>(nil)
         let editA = Task {
             try await store.edit { prefs in
                 prefs[raw: "x"] = 5

@@ -1,7 +1,6 @@
 import Foundation
 import Preferences
 import PreferencesTesting
-import Synchronization
 import Testing
 
 /// Consumes a change feed as fast as it can and lets a test await the next
@@ -22,11 +21,11 @@ package final class FeedRecorder<Element: Sendable>: Sendable {
     }
 
     private final class Shared: Sendable {
-        package let state = Mutex(State())
+        package let state = LockedBox(State())
     }
 
     private let shared = Shared()
-    private let task = Mutex<Task<Void, Never>?>(nil)
+    private let task = LockedBox<Task<Void, Never>?>(nil)
 
     package init(_ stream: AsyncStream<Element>) {
         let consumer = Task { [shared] in

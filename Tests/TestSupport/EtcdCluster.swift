@@ -3,7 +3,6 @@ import Foundation
 import Preferences
 import PreferencesEtcd
 import PreferencesTesting
-import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -132,7 +131,7 @@ package final class EtcdCluster: @unchecked Sendable {
     }
 
     /// Ports never handed out before in this process.
-    private static let handedOut = Mutex<Set<Int>>([])
+    private static let handedOut = LockedBox<Set<Int>>([])
 
     /// Ports that were free a moment ago, chosen at random outside the
     /// range the kernel takes the local ports of connections from
