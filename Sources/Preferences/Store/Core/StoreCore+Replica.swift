@@ -19,7 +19,7 @@ extension StoreCore {
     /// How long after an open with live reads the process registers, at
     /// most: a handle dropped sooner (a tool that reads a key and exits)
     /// may never do.
-    static let registrationDelay = 0.1
+    static let registrationDelay = 1.0
 
     /// Registers now if a registration is wanted and not made yet, and
     /// returns once it is made (or found unwanted).
