@@ -75,10 +75,14 @@ import Testing
 
 /// A memory backend that registers replicas and counts what each
 /// registration is told, with a gate that holds every report back until
-/// opened (to show reports that come meanwhile are merged).
+/// opened (to show reports that come meanwhile are merged), and a switch
+/// that refuses registrations (a cluster out of reach).
 final class CountingRegistrar: PreferencesStorage, @unchecked Sendable {
     let memory = InMemoryStorage()
     let updates = Locked<[PreferencesReplica]>([])
+    let refusing = Locked(false)
+    let refused = Locked(0)
+    let registrations = Locked(0)
     let gate = DispatchSemaphore(value: 0)
     let gated = Locked(false)
 
@@ -110,7 +114,14 @@ final class CountingRegistrar: PreferencesStorage, @unchecked Sendable {
         -> (any StorageWatch)?
     { try memory.watch(onEvent) }
     func register(_ replica: PreferencesReplica) throws -> (any ReplicaRegistration)? {
-        Registration(self)
+        if refusing.withLock({ $0 }) {
+            refused.withLock { $0 += 1 }
+            throw PreferencesError.io(
+                operation: "register replica", path: location, code: EIO,
+                message: "no endpoint answered")
+        }
+        registrations.withLock { $0 += 1 }
+        return Registration(self)
     }
 }
 
@@ -118,6 +129,8 @@ final class CountingRegistrar: PreferencesStorage, @unchecked Sendable {
     @Test func eachChangeCostsAtMostOneReportAndABurstIsMerged() async throws {
         let storage = CountingRegistrar()
         let store = try await PreferencesStore(storage: storage)
+        // Registered first, so every change below is one to report.
+        await store.registeredAsReplica()
         let counter = PreferenceKey<Int>("counter", default: 0)
         for value in 1...20 { try await store.set(counter, value) }
         // Reports are written off the writer's path; the last one is awaited.
@@ -141,6 +154,31 @@ final class CountingRegistrar: PreferencesStorage, @unchecked Sendable {
         // started late), then at most one for the rest: 50 changes, at most
         // two writes.
         #expect((1...2).contains(burst.count), "\(burst.map(\.applied))")
+        withExtendedLifetime(store) {}
+    }
+
+    /// A registration refused (an etcd cluster down at that moment) is a
+    /// problem while it lasts and is tried again, not given up: once the
+    /// backend takes it, the process is registered and the problem gone.
+    @Test func aRefusedRegistrationIsListedThenTriedAgainUntilMade() async throws {
+        let storage = CountingRegistrar()
+        storage.refusing.withLock { $0 = true }
+        let store = try await PreferencesStore(storage: storage)
+        let problems = FeedRecorder(store.problemChanges())
+        await store.registeredAsReplica()
+        let refused = await problems.next(where: { list in
+            list.contains { $0.message.contains("could not register itself") }
+        })
+        #expect(refused != nil, "the refused registration among the problems: \(store.problems)")
+        // Two attempts come without retrying (the one awaited above, and the
+        // one scheduled at the open); a third is a retry.
+        #expect(
+            await eventually(seconds: 30) { storage.refused.withLock { $0 } >= 3 },
+            "a third attempt, \(storage.refused.withLock { $0 }) so far")
+        #expect(storage.registrations.withLock { $0 } == 0)
+        storage.refusing.withLock { $0 = false }
+        #expect(await problems.next([]) == [], "problems: \(store.problems)")
+        #expect(storage.registrations.withLock { $0 } == 1)
         withExtendedLifetime(store) {}
     }
 }

@@ -26,6 +26,9 @@ struct ProblemLog: Sendable {
     var editReports: [PreferencesProblem] = []
     /// Why the key manifest could not be published.
     var manifest: [PreferencesProblem] = []
+    /// Why this process is not registered as a replica, while its
+    /// registration is being tried again.
+    var registration: PreferencesProblem?
 
     /// Who is told when the list changes, and what they were last told.
     var watchers: [UInt64: @Sendable ([PreferencesProblem], UInt64) -> Void] = [:]
@@ -37,9 +40,11 @@ struct ProblemLog: Sendable {
     static let maxEditReports = 100
 
     /// Every problem, in a stable order: recoveries, the file, the watch,
-    /// migrations, edits, the manifest, then mismatches by key.
+    /// migrations, edits, the manifest, the registration, then mismatches
+    /// by key.
     var all: [PreferencesProblem] {
         recovery + file + (watch.map { [$0] } ?? []) + migration + editReports + manifest
+            + (registration.map { [$0] } ?? [])
             + mismatches.keys.sorted().compactMap { mismatches[$0] }
     }
 

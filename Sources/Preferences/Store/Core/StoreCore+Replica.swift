@@ -27,9 +27,22 @@ extension StoreCore {
         await queue.run { self.registerReplica() }
     }
 
-    fileprivate func registerReplica() {
-        let wanted = state.withLock { $0.watching.liveReaders > 0 }
-        guard wanted, replica.withLock({ $0 == nil }) else { return }
+    /// Pauses between failed registrations: from 0.5 s, doubling, to 5 s.
+    static func registrationRetryPause(after failures: Int) -> Double {
+        min(0.5 * Double(1 << min(failures - 1, 4)), 5.0)
+    }
+
+    /// Registers this process unless it is already, or no live reader
+    /// wants it. A failure (a cluster out of reach) is listed among the
+    /// problems and tried again after a growing pause, for as long as a
+    /// live reader is open; the problem goes when a registration is made.
+    fileprivate func registerReplica(failures: Int = 0) {
+        guard state.withLock({ $0.watching.liveReaders > 0 }) else {
+            // Nobody wants it any more: neither the registration nor its problem.
+            state.withLock { $0.problems.registration = nil }
+            return notifyProblemWatchers()
+        }
+        guard replica.withLock({ $0 == nil }) else { return }
         var me = PreferencesReplica.current()
         me.applied = state.withLock { $0.current.snapshot.sequence }
         me.manifest = state.withLock { $0.declared.entries.isEmpty ? "" : $0.declared.digest }
@@ -44,13 +57,20 @@ extension StoreCore {
                 return nil
             }
             stale?.close()
+            state.withLock { $0.problems.registration = nil }
         } catch {
+            let pause = Self.registrationRetryPause(after: failures + 1)
             state.withLock {
-                $0.problems.manifest.append(
-                    PreferencesProblem(
-                        key: nil, message: "this process could not register itself: \(error)"))
+                $0.problems.registration = PreferencesProblem(
+                    key: nil,
+                    message: "this process could not register itself: \(error); "
+                        + "trying again in \(pause) s")
+            }
+            queue.submit(after: pause) { [weak self] in
+                self?.registerReplica(failures: failures + 1)
             }
         }
+        notifyProblemWatchers()
     }
 
     /// Ends the registration (the last live reader has gone).

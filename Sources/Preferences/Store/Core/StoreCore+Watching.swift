@@ -125,7 +125,11 @@ extension StoreCore {
             } else {
                 try refreshIfChanged(policy: nil)
             }
-            state.withLock { $0.watching.retries = 0 }
+            // Read through, or found unchanged: an earlier failure is over.
+            state.withLock {
+                $0.watching.retries = 0
+                $0.problems.file = []
+            }
         } catch let error as PreferencesError {
             if case .corrupted = error { return }
             state.withLock {
