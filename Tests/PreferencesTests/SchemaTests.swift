@@ -204,7 +204,7 @@ import Testing
         let schema = try Self.loadSchema()
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
-        let store = try await PreferencesStore(fileURL: url)
+        let store = try await PreferencesStore(fileURL: url, declaring: [PreferenceKeys.apiToken])
         try await store.edit { prefs in
             prefs[.darkMode] = true
             prefs[.mapZoom] = .infinity
@@ -218,7 +218,17 @@ import Testing
         // and a removal (an entry without a new value).
         for value in 0..<20 { try await store.set(.counter, value) }
         try await store.remove(.darkMode)
+        // A secret (the member `secrets`, entries that record only that it
+        // changed) and a temporary value (the member `temporary`).
+        try await store.set(.apiToken, "s3cret")
+        try await store.set(.language, "fr", for: .seconds(3600))
         let written = try JSONText.parse(Array(try Data(contentsOf: url)), source: url.path)
+        guard case .object(let members) = written else {
+            Issue.record("the file is not an object")
+            return
+        }
+        #expect(members["secrets"] == ["api_token"])
+        #expect(members["temporary"] != nil)
         #expect(Self.validate(written, against: schema, root: schema) == [])
         // Each line of the archive is an entry as the schema describes it.
         let entry: PreferenceValue = ["$ref": "#/$defs/historyEntry"]
