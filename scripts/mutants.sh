@@ -9,7 +9,9 @@
 # breaks ("Mutant: …") and the tests that should catch it ("Tests: …", a
 # `swift test --filter` pattern). The script checks out the current commit in
 # a work tree of its own (.build/mutants/work; your files are never touched),
-# applies one patch, builds, runs those tests, and reverts. A mutant is killed
+# runs every mutant's tests on the unmutated code first (they must pass
+# there, or a kill would mean nothing), then applies one patch, builds, runs
+# those tests, and reverts. A mutant is killed
 # when a test fails; it survives when they all pass — then a test is missing.
 # It prints a table, and exits non-zero if any mutant survived or a patch no
 # longer applies. Logs go to .build/mutants/logs/.
@@ -48,6 +50,20 @@ if ! (cd "$work" && swift build --build-tests --scratch-path "$scratch") >"$logs
     echo "mutants: the unmutated code does not build; see $logs/build.log" >&2
     exit 1
 fi
+
+# A kill means something only if the same tests pass on the real code.
+filters=()
+for patch in "${patches[@]}"; do
+    filters+=("$(sed -n 's/^Tests: //p' "$patch" | head -n 1)")
+done
+all_tests=$(IFS='|'; echo "${filters[*]}")
+echo "mutants: running every mutant's tests on the unmutated code"
+if ! (cd "$work" && swift test --skip-build --scratch-path "$scratch" --filter "$all_tests") \
+    >"$logs/unmutated.log" 2>&1; then
+    echo "mutants: the tests fail on the unmutated code; see $logs/unmutated.log" >&2
+    exit 1
+fi
+echo "mutants: $(grep -cE '^[^ ]+ Test .*\) passed after' "$logs/unmutated.log") tests pass unmutated"
 
 rows=()
 failed=0
