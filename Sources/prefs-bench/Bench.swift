@@ -2,7 +2,7 @@ import Foundation
 import Preferences
 
 /// The whole run: the rows, `--scaling`, the profiling modes, and the
-/// `--writer` child of P5.
+/// `--writer` child of P5 and `--temporary-writer` child of A4.
 func runBench() async throws {
     let arguments = Array(CommandLine.arguments.dropFirst())
 
@@ -16,6 +16,12 @@ func runBench() async throws {
             FileHandle.standardOutput.write(Data("\(wallClock())\n".utf8))
             try await store.set(.benchCounter, value)
         }
+        exit(0)
+    }
+
+    if arguments.first == "--temporary-writer" {
+        // Child for A4.
+        try await runTemporaryWriter(path: arguments[1])
         exit(0)
     }
 
@@ -110,6 +116,11 @@ func runBench() async throws {
             )
         }
         for row in try await cases.history(prefs: found ? prefs : nil) { report(row) }
+    }
+    if selected("A4") {
+        report(
+            try await cases.temporaryEnd(
+                benchPath: URL(fileURLWithPath: CommandLine.arguments[0]).path))
     }
     if selected("P11") {
         // `prefs-harness` beside this program, as `swift build -c release` builds it.
