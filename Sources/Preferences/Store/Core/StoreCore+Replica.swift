@@ -66,8 +66,12 @@ extension StoreCore {
                     message: "this process could not register itself: \(error); "
                         + "trying again in \(pause) s")
             }
-            queue.submit(after: pause) { [weak self] in
-                self?.registerReplica(failures: failures + 1)
+            // Not `queue.submit(after:)`: the pause must not count as the
+            // queue's work, which would send every write through the queue
+            // meanwhile.
+            DispatchQueue.global().asyncAfter(deadline: .now() + pause) { [weak self] in
+                guard let self else { return }
+                self.queue.submit { self.registerReplica(failures: failures + 1) }
             }
         }
         notifyProblemWatchers()
