@@ -74,6 +74,7 @@ struct StorePermissionFaultTests {
             "--reuid=65534", "--regid=65534", "--clear-groups", productURL("prefs-harness").path,
             "increment", url.path, "counter", "1",
         ]
+        process.environment = cleanEnvironment()
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = errors

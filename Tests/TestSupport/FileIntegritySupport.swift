@@ -87,6 +87,7 @@ package final class LockHolder: @unchecked Sendable {
     package init(_ url: URL) async throws {
         process.executableURL = productURL("prefs-harness")
         process.arguments = ["hold-lock", url.path]
+        process.environment = cleanEnvironment()
         process.standardInput = input
         process.standardOutput = output
         process.standardError = FileHandle.standardError

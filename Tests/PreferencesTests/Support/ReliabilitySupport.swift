@@ -76,6 +76,7 @@ final class ServedStore {
             process.executableURL = URL(fileURLWithPath: harness)
             process.arguments = ["serve", url.path]
         }
+        process.environment = cleanEnvironment()
         process.standardInput = input
         process.standardOutput = output
         process.standardError = output
