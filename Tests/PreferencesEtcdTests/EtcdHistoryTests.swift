@@ -98,4 +98,105 @@ struct EtcdHistoryTests {
         }
         #expect(seen == Array(19...23))
     }
+
+    @Test func revertRefusesWhenAKeyChangedSinceAndForceWritesTheOldValuesAsANewChange()
+        async throws
+    {
+        let cluster = try await SharedEtcd.cluster()
+        let key = uniqueKey()
+        let store = try await replica(cluster, key)
+        try await store.set(.counter, 1)
+        try await store.edit { prefs in
+            prefs[.counter] = 2
+            prefs[.language] = "fr"
+        }
+        try await store.set(.counter, 3)
+        let before = try await storedDocument(cluster, key)
+        await #expect(
+            throws: PreferencesError.conflict(
+                keys: ["counter"],
+                reason: "change #2 cannot be reverted: these keys changed since")
+        ) {
+            try await store.revert(2)
+        }
+        #expect(try await storedDocument(cluster, key) == before, "a refused revert wrote")
+
+        #expect(try await store.revert(2, force: true) == 4)
+        let after = try await storedDocument(cluster, key)
+        #expect(after.sequence == 4 && after.values == ["counter": 1])
+        // Another replica, as another process would, reads the new change.
+        let other = try await replica(cluster, key)
+        let history = try await other.history()
+        #expect(history.entries.map(\.sequence) == [1, 2, 3, 4])
+        let last = try #require(history.entries.last)
+        #expect(last.cause == "revert #2")
+        #expect(
+            last.changes == [
+                "counter": .init(old: 3, new: 1), "language": .init(old: "fr", new: nil),
+            ])
+    }
+
+    @Test func restoreGoesBackToAnyKeptStateAndForwardAgainOnEtcd() async throws {
+        let cluster = try await SharedEtcd.cluster()
+        let key = uniqueKey()
+        let store = try await replica(cluster, key)
+        var states: [Int64: [String: PreferenceValue]] = [0: [:]]
+        for step in 1...30 {
+            try await store.edit { prefs in
+                prefs[raw: "k\(step % 7)"] = step % 5 == 0 ? nil : .int(Int64(step))
+                if step % 4 == 0 { prefs[.language] = "l\(step)" }
+            }
+            states[store.snapshot.sequence] = store.snapshot.values
+        }
+        let latest = store.snapshot.sequence
+        for target in [0, 1, 7, 19, latest - 1] as [Int64] {
+            let current = try await storedDocument(cluster, key)
+            let restored = try #require(
+                try await store.restore(to: target), "restore to #\(target)")
+            #expect(restored == current.sequence + 1)
+            let back = try await storedDocument(cluster, key)
+            #expect(back.sequence == restored)
+            #expect(back.values == states[target], "restore to #\(target)")
+            // Forward again to where it was before, as one more change.
+            #expect(try await store.restore(to: current.sequence) == restored + 1)
+            let forward = try await storedDocument(cluster, key)
+            #expect(forward.values == current.values, "forward again from #\(target)")
+        }
+        // Every change, restores included, is in one history with no gaps.
+        let other = try await replica(cluster, key)
+        #expect(try await other.history().entries.map(\.sequence) == Array(1...(latest + 10)))
+        // Restoring the state the store already holds writes nothing.
+        let unchanged = try await storedDocument(cluster, key)
+        #expect(try await store.restore(to: latest + 10) == nil)
+        #expect(try await storedDocument(cluster, key) == unchanged)
+    }
+}
+
+/// The store's document as `etcdctl get` shows it: its revision, sequence
+/// and values, read apart from any store.
+private struct StoredDocument: Equatable {
+    var revision: Int
+    var sequence: Int64
+    var values: [String: PreferenceValue]
+}
+
+private func storedDocument(_ cluster: EtcdCluster, _ key: String) async throws -> StoredDocument {
+    let output = try await offPool { try cluster.etcdctlChecked(["get", key, "-w", "json"]) }
+    let reply = try JSONSerialization.jsonObject(with: Data(output.standardOutput.utf8))
+    let kvs = try #require(
+        (reply as? [String: Any])?["kvs"] as? [[String: Any]], "\(output.standardOutput)")
+    let pair = try #require(kvs.first, "no key \(key)")
+    let revision = try #require(pair["mod_revision"] as? Int, "\(pair)")
+    let encoded = try #require(pair["value"] as? String, "\(pair)")
+    let bytes = try #require(Data(base64Encoded: encoded), "\(encoded)")
+    let parsed = try PreferenceValue(jsonText: String(decoding: bytes, as: UTF8.self))
+    guard case .object(let document) = parsed else {
+        Issue.record("not a JSON object at \(key): \(parsed.jsonText)")
+        return StoredDocument(revision: revision, sequence: -1, values: [:])
+    }
+    var sequence: Int64 = 0
+    if case .int(let number)? = document["sequence"] { sequence = number }
+    var values: [String: PreferenceValue] = [:]
+    if case .object(let stored)? = document["values"] { values = stored }
+    return StoredDocument(revision: revision, sequence: sequence, values: values)
 }

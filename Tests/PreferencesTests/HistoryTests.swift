@@ -215,6 +215,106 @@ struct HistoryTests {
         #expect(small.entries.last?.sequence == 100 && small.entries.count > 5)
     }
 
+    /// H4 (<doc:HistoryAndUndo>): programs sharing a store with different
+    /// limits keep the largest any of them asked for, which the document
+    /// records as `history_keep`.
+    /// The first program keeps 100 entries and writes #1–#150; a second,
+    /// opened after it has gone, asks for 5 entries or none and writes
+    /// #151–#200. The last 100 changes are still kept, #151–#200 with
+    /// entries of their own: read from the files' bytes and by `prefs log`
+    /// in a process of its own.
+    @Test(arguments: [HistoryLimit(entries: 5), .off])
+    func aProgramWithASmallerLimitNeverDropsWhatALargerOneKeeps(smaller: HistoryLimit)
+        async throws
+    {
+        let larger = HistoryLimit(entries: 100, bytes: 1 << 20)
+        weak var firstCore: StoreCore?
+        do {
+            let first = try await open(history: larger)
+            firstCore = first.core
+            for value in 1...150 { try await first.set(.counter, value) }
+        }
+        // Stores on one file in one process share its state (S9) and the
+        // first opening's limits: the second opens once the first has gone.
+        #expect(await eventually(seconds: 30) { firstCore == nil }, "the first store to close")
+        let second = try await open(history: smaller)
+        try #require(second.core.limits.history == smaller, "the second's own limit")
+        for value in 151...200 { try await second.set(.counter, value) }
+
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        #expect(document["sequence"] as? Int == 200)
+        let keep = try #require(document["history_keep"] as? [String: Any], "\(document)")
+        #expect(keep["entries"] as? Int == 100 && keep["bytes"] as? Int == 1 << 20, "\(keep)")
+        // Each entry is in the document, in the archive beside it, or in both.
+        let carried = document["history"] as? [[String: Any]] ?? []
+        let archived = (contents(directory.file("prefs.json.history")) ?? "")
+            .split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+        let inFiles = Self.newCounters(carried + archived)
+        let missing = (101...200).filter { inFiles[$0] != $0 }
+        #expect(missing.isEmpty, "entries missing from the files: \(missing)")
+
+        let log = try await runChild("prefs", ["--file", url.path, "log", "--json"])
+        #expect(log.status == 0, "\(log.standardError)")
+        let logged = log.standardOutput.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let listed = logged.compactMap { $0["sequence"] as? Int }
+        #expect(listed.first == 200 && listed == listed.sorted(by: >), "newest first")
+        let unlisted = (101...200).filter { !listed.contains($0) }
+        #expect(unlisted.isEmpty, "not listed by prefs log: \(unlisted)")
+        let inLog = Self.newCounters(logged)
+        #expect((101...200).allSatisfy { inLog[$0] == $0 }, "counter's new value in each entry")
+    }
+
+    /// The same with the second program in a process of its own: a first
+    /// that keeps 1,100 entries writes #1–#1050, then `prefs`, which asks
+    /// for the default 1,000, writes #1051–#1060. The first's limit still
+    /// keeps all of them: none of the oldest 60 is dropped.
+    @Test func prefsWithTheDefaultLimitKeepsTheEntriesALargerLimitKeeps() async throws {
+        let larger = HistoryLimit(entries: 1100, bytes: 4 << 20)
+        do {
+            let first = try await open(history: larger)
+            for value in 1...1050 { try await first.set(.counter, value) }
+        }
+        for value in 1051...1060 {
+            let set = try await runChild(
+                "prefs", ["--file", url.path, "set", "counter", String(value)])
+            try #require(set.status == 0, "\(set.standardError)")
+        }
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        let keep = try #require(document["history_keep"] as? [String: Any], "\(document)")
+        #expect(keep["entries"] as? Int == 1100 && keep["bytes"] as? Int == 4 << 20, "\(keep)")
+        let log = try await runChild("prefs", ["--file", url.path, "log", "--json"])
+        #expect(log.status == 0, "\(log.standardError)")
+        let logged = log.standardOutput.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let listed = logged.compactMap { $0["sequence"] as? Int }
+        #expect(
+            listed == Array((1...1060).reversed()),
+            "\(listed.count) listed, the oldest #\(listed.last ?? 0)")
+        let inLog = Self.newCounters(logged)
+        #expect((1...1060).allSatisfy { inLog[$0] == $0 }, "counter's new value in each entry")
+    }
+
+    /// The new value of `counter` each entry (as its JSON object) sets, by
+    /// sequence.
+    static func newCounters(_ entries: [[String: Any]]) -> [Int: Int] {
+        var counters: [Int: Int] = [:]
+        for entry in entries {
+            guard let sequence = entry["sequence"] as? Int,
+                let changes = entry["changes"] as? [String: Any],
+                let counter = changes["counter"] as? [String: Any]
+            else { continue }
+            counters[sequence] = counter["new"] as? Int
+        }
+        return counters
+    }
+
     @Test func entriesMoveToTheArchiveAndEveryOneIsStillRead() async throws {
         let store = try await open()
         for value in 1...100 { try await store.set(.counter, value) }

@@ -258,6 +258,39 @@ import Testing
         try await stopChildren([new])
     }
 
+    @Test func anOldVersionAmongThreeReplicasIsNamedAndAForcedWaitReachesAllThree() async throws {
+        // Two replicas of the new version (at most 1000) and, started between
+        // them, one of the old (at most 100); the new one published last.
+        // Each replica is checked against the version it runs (by its
+        // manifest's digest), not against one manifest per program.
+        let first = try await startReplica(program: "svc", maximum: 1000)
+        let old = try await startReplica(program: "svc", maximum: 100)
+        let last = try await startReplica(program: "svc", maximum: 1000)
+        let children = [first, old, last]
+        defer { Task { [children] in try? await stopChildren(children) } }
+        #expect(try await replicas().count == 3)
+        let refused = try await workspace.prefs("set", "interval_ms", "500")
+        #expect(refused.status == 3)
+        #expect(
+            refused.standardError
+                == "prefs: error: key 'interval_ms' must be at most 100, not 500 for replica "
+                + "\(Platform.hostName)/\(old.process.processIdentifier) (program svc); "
+                + "pass --force to write it anyway\n")
+        #expect(try await workspace.storedValues()["interval_ms"] == nil)
+        // A value every version reads needs no --force.
+        let accepted = try await workspace.prefs("set", "interval_ms", "50", "--wait", "20s")
+        #expect(accepted.status == 0, "\(accepted.standardError)")
+        #expect(
+            accepted.line.hasPrefix("applied on 3/3 replicas in "), "\(accepted.standardOutput)")
+        let forced = try await workspace.prefs(
+            "set", "interval_ms", "500", "--force", "--wait", "20s")
+        #expect(forced.status == 0, "\(forced.standardError)")
+        #expect(forced.line.hasPrefix("applied on 3/3 replicas in "), "\(forced.standardOutput)")
+        #expect(try await workspace.storedValues()["interval_ms"] == 500)
+        #expect(try await replicas().map(\.applied) == [2, 2, 2])
+        try await stopChildren(children)
+    }
+
     @Test func everyProgramsManifestIsKeptAndChecked() async throws {
         let first = try await startReplica(program: "alpha", maximum: 100)
         let second = try await startReplica(program: "beta", maximum: 1000)

@@ -65,4 +65,86 @@ struct EtcdCLIHistoryTests {
         watch.kill(SIGTERM)
         #expect(try await watch.exit() == 0)
     }
+
+    @Test func aRevertOverAKeyChangedSinceIsRefusedUnlessForcedOnEtcd() async throws {
+        let cluster = try await SharedEtcd.cluster()
+        let key = uniqueKey("cli-revert")
+        let etcd = ["--etcd", cluster.endpointList, "--key", key]
+        // a = 1 (#1), a = 2 (#2), b = 1 (#3), a = 3 (#4).
+        for arguments in [
+            ["set", "a", "1"], ["set", "a", "2"], ["set", "b", "1"], ["set", "a", "3"],
+        ] {
+            let output = try await prefs(etcd + arguments)
+            try #require(output.status == 0, "\(output.standardError)")
+        }
+        let before = try await modRevision(cluster, key)
+        let refused = try await prefs(etcd + ["revert", "2"])
+        #expect(refused.status == 3)
+        #expect(refused.standardOutput == "")
+        #expect(
+            refused.standardError
+                == "prefs: error: change #2 cannot be reverted: these keys changed since: 'a'\n")
+        #expect(try await modRevision(cluster, key) == before, "a refused revert wrote")
+
+        let forced = try await prefs(etcd + ["revert", "2", "--force"])
+        #expect(forced.status == 0, "\(forced.standardError)")
+        #expect(forced.standardOutput == "reverted #2 as #5\n")
+        #expect(try await prefs(etcd + ["list"]).standardOutput == "a = 1\nb = 1\n")
+        let logged = try await prefs(etcd + ["log", "-n", "1"])
+        #expect(logged.line.hasPrefix("#5 "), "\(logged.line)")
+        #expect(logged.line.hasSuffix(" via prefs (revert #2): a 3 → 1"), "\(logged.line)")
+    }
+
+    @Test func restoreGoesBackAndForwardAgainOnEtcd() async throws {
+        let cluster = try await SharedEtcd.cluster()
+        let key = uniqueKey("cli-restore")
+        let etcd = ["--etcd", cluster.endpointList, "--key", key]
+        // a = 1 (#1), b = "x" (#2), a = 2 (#3), b removed (#4), c = true (#5).
+        for arguments in [
+            ["set", "a", "1"], ["set", "b", "x"], ["set", "a", "2"], ["delete", "b"],
+            ["set", "c", "true"],
+        ] {
+            let output = try await prefs(etcd + arguments)
+            try #require(output.status == 0, "\(output.standardError)")
+        }
+        let back = try await prefs(etcd + ["restore", "--to", "2"])
+        #expect(back.status == 0, "\(back.standardError)")
+        #expect(back.standardOutput == "restored to #2 as #6\n")
+        #expect(try await prefs(etcd + ["list"]).standardOutput == "a = 1\nb = \"x\"\n")
+        let logged = try await prefs(etcd + ["log", "-n", "1"])
+        #expect(
+            logged.line.hasSuffix(
+                #" via prefs (restore to #2): a 2 → 1, b (unset) → "x", c true → (unset)"#),
+            "\(logged.line)")
+
+        let forward = try await prefs(etcd + ["restore", "--to", "5"])
+        #expect(forward.status == 0, "\(forward.standardError)")
+        #expect(forward.standardOutput == "restored to #5 as #7\n")
+        #expect(try await prefs(etcd + ["list"]).standardOutput == "a = 2\nc = true\n")
+
+        let before = try await modRevision(cluster, key)
+        let again = try await prefs(etcd + ["restore", "--to", "7"])
+        #expect(again.status == 0, "\(again.standardError)")
+        #expect(again.standardOutput == "nothing to restore: the store holds that state\n")
+        #expect(try await modRevision(cluster, key) == before, "restoring the state held wrote")
+
+        // 0: before any change.
+        #expect(try await prefs(etcd + ["restore", "--to=0"]).line == "restored to #0 as #8")
+        #expect(try await prefs(etcd + ["list"]).standardOutput == "")
+        let history = try await PreferencesStore(
+            storage: cluster.storage(key, sharesState: false), liveReads: false
+        ).history()
+        #expect(history.entries.map(\.sequence) == Array(1...8))
+    }
+
+    /// The key's `mod_revision`, as `etcdctl get` shows it: it moves with
+    /// every write.
+    func modRevision(_ cluster: EtcdCluster, _ key: String) async throws -> Int {
+        let output = try await offPool { try cluster.etcdctlChecked(["get", key, "-w", "json"]) }
+        let reply = try JSONSerialization.jsonObject(with: Data(output.standardOutput.utf8))
+        let pair = try #require(
+            ((reply as? [String: Any])?["kvs"] as? [[String: Any]])?.first,
+            "no key \(key): \(output.standardOutput)")
+        return try #require(pair["mod_revision"] as? Int, "\(pair)")
+    }
 }

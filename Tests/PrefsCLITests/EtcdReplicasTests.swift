@@ -21,10 +21,13 @@ struct EtcdReplicasTests {
     }
 
     /// `prefs-harness replica` on the cluster, with a lease of `ttl` seconds
-    /// (the default when nil), declaring `interval_ms` of at most `maximum`.
-    func startReplica(maximum: Int, ttl: Double? = nil) async throws -> RunningProcess {
+    /// (the default when nil), declaring `interval_ms` of at most `maximum`,
+    /// as `program`.
+    func startReplica(maximum: Int, ttl: Double? = nil, program: String = "svc") async throws
+        -> RunningProcess
+    {
         var environment = cleanEnvironment()
-        environment["PREFS_PROGRAM"] = "svc"
+        environment["PREFS_PROGRAM"] = program
         environment["PREFS_HARNESS_ETCD"] = cluster.endpointList
         environment["PREFS_HARNESS_REPLICA_TTL"] = ttl.map { String($0) }
         let child = try RunningProcess(
@@ -159,5 +162,117 @@ struct EtcdReplicasTests {
         #expect(forced.line.hasPrefix("applied on 2/2 replicas in "))
         #expect(try await prefs("get", "interval_ms").line == "500")
         try await stopChildren([old, new])
+    }
+
+    /// Runs `action` (which ends the processes `pids`), then waits, on the
+    /// registrations' watch set up before it, until none of them is
+    /// registered any more: their leases ran out or were revoked.
+    func registrations(
+        of pids: [Int32], goAfter action: () async throws -> Void,
+        timeout: Duration = .seconds(30)
+    ) async throws {
+        let storage = try EtcdStorage(configuration: cluster.configuration(), key: key)
+        let (events, continuation) = AsyncStream.makeStream(
+            of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let watch = try #require(
+            try storage.watchReplicas { continuation.yield() }, "a watch of the registrations")
+        defer { watch.cancel() }
+        try await action()
+        continuation.yield()
+        let gone = try await withDeadline(
+            "the registrations of \(pids) to go", timeout: timeout
+        ) {
+            for await _ in events {
+                let listed = try await offPool { try storage.replicas().map(\.pid) }
+                if !listed.contains(where: pids.contains) { return true }
+            }
+            return false
+        }
+        #expect(gone, "the watch of the registrations ended")
+    }
+
+    @Test func everyProgramsManifestIsKeptAfterItExitsAndChecked() async throws {
+        let alpha = try await startReplica(maximum: 100, ttl: 2, program: "alpha")
+        let beta = try await startReplica(maximum: 1000, ttl: 2, program: "beta")
+        defer { Task { [alpha, beta] in try? await stopChildren([alpha, beta]) } }
+        #expect(try await pids().count == 2)
+        try await registrations(of: [alpha, beta].map(\.process.processIdentifier)) {
+            try await stopChildren([alpha, beta])
+        }
+        // Nobody runs.
+        let listed = try await prefs("replicas", "--json")
+        #expect(listed.status == 0 && listed.line == "[]", "\(listed.standardOutput)")
+        // Each program's manifest is kept under the store's key.
+        let kept = try await offPool {
+            try cluster.etcdctlChecked(["get", key + "/manifests/", "--prefix", "--keys-only"])
+        }
+        #expect(
+            kept.standardOutput.split(separator: "\n")
+                == [Substring(key + "/manifests/alpha"), Substring(key + "/manifests/beta")],
+            "\(kept.standardOutput)")
+        // And each version of them, by its digest.
+        let versions = try await offPool {
+            try cluster.etcdctlChecked([
+                "get", key + "/manifest-versions/", "--prefix", "--keys-only",
+            ])
+        }
+        #expect(
+            versions.standardOutput.split(separator: "\n").count == 2, "\(versions.standardOutput)")
+        // alpha's declaration still refuses, naming it.
+        let refused = try await prefs("set", "interval_ms", "500")
+        #expect(refused.status == 3)
+        #expect(
+            refused.standardError
+                == "prefs: error: key 'interval_ms' must be at most 100, not 500 (declared by program alpha)\n"
+        )
+        #expect(try await prefs("list").standardOutput == "", "a refused value was written")
+        let accepted = try await prefs("set", "interval_ms", "50")
+        #expect(accepted.status == 0, "\(accepted.standardError)")
+        #expect(try await prefs("get", "interval_ms").line == "50")
+    }
+
+    @Test func aReplicaKilledDuringTheWaitIsReportedGoneOnceItsLeaseRunsOut() async throws {
+        // A stopped replica sends no keep-alive: with a 4 s lease, the
+        // waiter has at least 2.6 s to list it before its lease can run out.
+        let children = [
+            try await startReplica(maximum: 100, ttl: 4),
+            try await startReplica(maximum: 100, ttl: 4),
+        ]
+        defer { Task { [children] in try? await stopChildren(children) } }
+        let stopped = children[0]
+        stopped.kill(SIGSTOP)
+        var environment = cleanEnvironment()
+        environment["PREFS_ETCD_ENDPOINTS"] = nil
+        let waiter = try RunningProcess(
+            "prefs",
+            [
+                "--etcd", cluster.endpointList, "--key", key, "set", "interval_ms", "80", "--wait",
+                "60s",
+            ], environment: environment)
+        defer { Task { [waiter] in try? await stopChildren([waiter]) } }
+        // The waiter lists the replicas right after its write: kill the
+        // stopped replica once the write is there.
+        let reader = try await PreferencesStore(
+            storage: cluster.storage(key, sharesState: false), liveReads: false)
+        var feed = reader.changes().makeAsyncIterator()
+        var sequence = reader.snapshot.sequence
+        while sequence < 1 {
+            sequence = try await feed.next(within: .seconds(30), "the waiter's write").sequence
+        }
+        let killedAt = ContinuousClock.now
+        stopped.kill(SIGKILL)
+        let gone = try await waiter.nextLine(timeout: .seconds(30))
+        #expect(
+            gone
+                == "replica \(Platform.hostName)/\(stopped.process.processIdentifier) (svc) has gone",
+            "the waiter listed the replicas once the stopped one's lease had run out, or waited on"
+        )
+        print(
+            "a killed replica with a 4 s lease was reported gone \(ContinuousClock.now - killedAt) after the kill"
+        )
+        let applied = try await waiter.nextLine(timeout: .seconds(30))
+        #expect(applied?.hasPrefix("applied on 1/1 replicas in ") == true, "\(applied ?? "")")
+        #expect(try await waiter.exit(timeout: .seconds(30)) == 0)
+        try await stopChildren(children)
     }
 }
