@@ -63,7 +63,9 @@ public final class PreferencesStore: Sendable {
     ///   - fileURL: the store's file.
     ///   - migrations: run in order while opening; see ``PreferencesMigration``.
     ///   - corruption: what to do with a file that is not a valid preferences file.
-    ///   - limits: size limits for the file, keys and nesting.
+    ///   - limits: size limits for the file, keys and nesting, and the history's.
+    ///     With `corruption`, those of the first open of a file in this
+    ///     process while any handle on it is open (S9, <doc:StoreGuarantees>).
     ///   - keys: the keys this program reads; their manifest is published
     ///     beside the file (see ``declare(_:)``).
     ///   - liveReads: keep reads current with other processes' writes while
