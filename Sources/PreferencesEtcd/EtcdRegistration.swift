@@ -39,9 +39,12 @@ final class EtcdRegistration: ReplicaRegistration, @unchecked Sendable {
     }
 
     private func grantAndPut() throws {
+        // Safe to send again to another member when a connection closes
+        // mid-request: a lease granted twice leaves one that nothing uses,
+        // which runs out after its TTL.
         let reply = try storage.client.call(
             "/v3/lease/grant", ["TTL": String(Int(max(1, ttl.rounded(.up))))],
-            operation: "grant lease", idempotent: false)
+            operation: "grant lease", idempotent: true)
         guard let id = reply["ID"] as? String ?? (reply["ID"] as? NSNumber)?.stringValue else {
             throw PreferencesError.io(
                 operation: "grant lease", path: key, code: EIO, message: "no lease id in the reply")

@@ -42,6 +42,10 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     /// Health checks block; they run here, never on `queue`.
     private let checkQueue = DispatchQueue(label: "preferences.etcd.watch-check")
     private let cancelled = Protected(false)
+    /// Held while an event is delivered and while the watch is cancelled,
+    /// so that no event reaches `onEvent` once ``cancel()`` has returned.
+    /// Recursive: `onEvent` may cancel the watch it is called by.
+    private let delivery = NSRecursiveLock()
     // The rest is touched only on `queue`.
     private var stream: (any EtcdLineStream)?
     /// The endpoint the current stream is on.
@@ -81,10 +85,12 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     }
 
     func cancel() {
+        delivery.lock()
         let first = cancelled.withLock { cancelled in
             defer { cancelled = true }
             return !cancelled
         }
+        delivery.unlock()
         guard first else { return }
         storage.watchStarted(false)
         queue.async { self.endStream() }
@@ -205,13 +211,22 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
         guard !reportedInterruption else { return }
         note("interrupted: \(error)")
         reportedInterruption = true
-        onEvent(.interrupted(error))
+        deliver(.interrupted(error))
     }
 
     private func report(_ contents: StoredContents) {
         reportedInterruption = false
         lastReported = contents
-        onEvent(.changed(contents))
+        deliver(.changed(contents))
+    }
+
+    /// Hands `event` to `onEvent` unless the watch has been cancelled; a
+    /// ``cancel()`` meanwhile waits until it has been handed over.
+    private func deliver(_ event: StorageWatchEvent) {
+        delivery.lock()
+        defer { delivery.unlock() }
+        guard !isCancelled else { return }
+        onEvent(event)
     }
 
     /// Reconnects after a pause that grows with each failure in a row (50 ms to 1 s).
