@@ -1,6 +1,6 @@
 import Foundation
 import PreferencesTestSupport
-import Synchronization
+import PreferencesTesting
 import Testing
 
 @testable import Preferences
@@ -91,7 +91,7 @@ struct ChangeFeedLatencyTests {
 
 /// When each value reached the consumer's loop.
 private final class DeliveryClock: Sendable {
-    private let state = Mutex<
+    private let state = LockedBox<
         (
             times: [Int: ContinuousClock.Instant],
             waiter: (Int, CheckedContinuation<ContinuousClock.Instant, Never>)?

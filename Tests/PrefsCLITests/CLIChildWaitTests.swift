@@ -66,7 +66,7 @@ import Testing
                 "prefs", ["--version"], environment: nil, input: nil, user: nil)
             released = child
             await child.finished()
-            #expect(child.result().standardOutput == "prefs 0.2.0\n")
+            #expect(child.result().standardOutput == "prefs \(PreferencesVersion.current)\n")
         }
         // Its reader threads let go of it once they have seen the end of output.
         let gone = await eventually { released == nil }

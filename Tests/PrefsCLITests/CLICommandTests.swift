@@ -120,12 +120,6 @@ import Testing
         #expect(output.standardOutput == "\(workspace.store.path): ok, 1 key\n")
     }
 
-    @Test func versionPrintsTheVersion() async throws {
-        let output = try await runChild("prefs", ["--version"])
-        #expect(output.status == 0)
-        #expect(output.standardOutput == "prefs 0.2.0\n")
-    }
-
     @Test func valuesStartingWithADashNeedDoubleDashUnlessNumbers() async throws {
         let workspace = try CLIWorkspace()
         #expect(try await workspace.prefs("set", "offset", "-5").status == 0)

@@ -60,6 +60,7 @@ import Testing
 
     @Test func theVersionIsTheLibrarysVersion() async throws {
         let output = try await runChild("prefs", ["--version"])
+        #expect(output.status == 0)
         #expect(output.standardOutput == "prefs \(PreferencesVersion.current)\n")
     }
 

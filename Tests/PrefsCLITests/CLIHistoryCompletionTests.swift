@@ -39,25 +39,9 @@ import Testing
     @Test(.enabled(if: CompletionShells.fish != nil, "fish is not installed"))
     func fishOffersTheHistoryCommandsOptionsAndKeys() async throws {
         try await workspace.makeStores()
-        #expect(try await fishCompletions("prefs log --m") == ["--manifest", "--max-count"])
-        #expect(try await fishCompletions("prefs restore --d") == ["--dry-run"])
-        #expect(try await fishCompletions("prefs --suite app log -n 5 l") == ["language"])
-    }
-
-    /// The candidates fish offers for `line`, sorted.
-    func fishCompletions(_ line: String) async throws -> [String] {
-        let fish = try #require(CompletionShells.fish)
-        let script = try await workspace.script("fish")
-        let output = try await runProgram(
-            fish,
-            [
-                "--no-config", "-c",
-                "source \(CompletionShells.quoted(script.path)); and complete -C \(CompletionShells.quoted(line))",
-            ], environment: workspace.environment)
-        #expect(output.status == 0, "\(output.standardError)")
-        #expect(output.standardError == "")
-        return output.standardOutput.split(separator: "\n")
-            .map { String($0.split(separator: "\t", maxSplits: 1)[0]) }
-            .sorted()
+        #expect(
+            try await workspace.fishCompletions("prefs log --m") == ["--manifest", "--max-count"])
+        #expect(try await workspace.fishCompletions("prefs restore --d") == ["--dry-run"])
+        #expect(try await workspace.fishCompletions("prefs --suite app log -n 5 l") == ["language"])
     }
 }

@@ -60,4 +60,22 @@ extension ProcessOutput {
         if lines.last == "" { lines.removeLast() }
         return lines.map(String.init)
     }
+
+    /// Expects the output of a usage error: status 2, nothing on standard
+    /// output, and on standard error `prefs: error: MESSAGE…` (when
+    /// `message` is given) ending in `; usage: USAGE` and a newline.
+    func expectUsageError(
+        _ usage: String, message: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(status == 2, sourceLocation: sourceLocation)
+        #expect(standardOutput == "", sourceLocation: sourceLocation)
+        if let message {
+            #expect(
+                standardError.hasPrefix("prefs: error: \(message)"), "\(standardError)",
+                sourceLocation: sourceLocation)
+        }
+        #expect(
+            standardError.hasSuffix("; usage: \(usage)\n"), "\(standardError)",
+            sourceLocation: sourceLocation)
+    }
 }

@@ -184,14 +184,9 @@ import Testing
     func badOptionsAreUsageErrors(arguments: [String], message: String) async throws {
         let workspace = try await workspaceWithChanges()
         let output = try await workspace.prefs(["log"] + arguments)
-        #expect(output.status == 2)
-        #expect(output.standardOutput == "")
-        #expect(
-            output.standardError.hasPrefix("prefs: error: \(message)"), "\(output.standardError)")
-        #expect(
-            output.standardError.hasSuffix(
-                "; usage: prefs log [KEY ...] [-n N] [--since SEQ|TIME] [--json] (see 'prefs log --help')\n"
-            ))
+        output.expectUsageError(
+            "prefs log [KEY ...] [-n N] [--since SEQ|TIME] [--json] (see 'prefs log --help')",
+            message: message)
     }
 
     @Test func aShortNameIsTheLongOptionOnlyAfterItsCommand() throws {

@@ -127,14 +127,9 @@ import Testing
         let workspace = try await workspaceWithChanges()
         let before = try workspace.fileState()
         let output = try await workspace.prefs(["restore"] + arguments)
-        #expect(output.status == 2)
-        #expect(output.standardOutput == "")
-        #expect(
-            output.standardError.hasPrefix("prefs: error: \(message)"), "\(output.standardError)")
-        #expect(
-            output.standardError.hasSuffix(
-                "; usage: prefs restore --to SEQ|TIME [--dry-run] [--wait [TIMEOUT]] (see 'prefs restore --help')\n"
-            ))
+        output.expectUsageError(
+            "prefs restore --to SEQ|TIME [--dry-run] [--wait [TIMEOUT]] (see 'prefs restore --help')",
+            message: message)
         #expect(try workspace.fileState() == before)
     }
 }

@@ -131,14 +131,9 @@ import Testing
         try await workspace.prefsSucceeding([["set", "a", "1"]])
         let before = try workspace.fileState()
         let output = try await workspace.prefs(["revert"] + arguments)
-        #expect(output.status == 2)
-        #expect(output.standardOutput == "")
-        #expect(
-            output.standardError.hasPrefix("prefs: error: \(message)"), "\(output.standardError)")
-        #expect(
-            output.standardError.hasSuffix(
-                "; usage: prefs revert SEQ [--force] [--wait [TIMEOUT]] (see 'prefs revert --help')\n"
-            ))
+        output.expectUsageError(
+            "prefs revert SEQ [--force] [--wait [TIMEOUT]] (see 'prefs revert --help')",
+            message: message)
         #expect(try workspace.fileState() == before)
     }
 }

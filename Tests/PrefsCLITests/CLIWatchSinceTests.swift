@@ -104,11 +104,6 @@ import Testing
     func aSinceThatIsNotASequenceNumberIsAUsageError(arguments: [String]) async throws {
         let workspace = try CLIWorkspace()
         let output = try await workspace.prefs(["watch"] + arguments)
-        #expect(output.status == 2)
-        #expect(output.standardOutput == "")
-        #expect(
-            output.standardError.hasSuffix(
-                "; usage: prefs watch [KEY ...] [--since SEQ] (see 'prefs watch --help')\n"),
-            "\(output.standardError)")
+        output.expectUsageError("prefs watch [KEY ...] [--since SEQ] (see 'prefs watch --help')")
     }
 }

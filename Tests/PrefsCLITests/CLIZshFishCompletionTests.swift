@@ -50,39 +50,22 @@ import Testing
     func fishCompletesCommandsSuitesFormatsAndKeys() async throws {
         try await workspace.makeStores()
         #expect(
-            try await fishCompletions("prefs ")
+            try await workspace.fishCompletions("prefs ")
                 == [
                     "apply", "check", "clear", "completions", "delete", "diff", "edit", "export",
                     "get", "help", "import", "list", "log", "path", "replicas", "restore", "revert",
                     "set", "watch",
                 ])
-        #expect(try await fishCompletions("prefs --suite ") == ["app", "other"])
+        #expect(try await workspace.fishCompletions("prefs --suite ") == ["app", "other"])
         #expect(
-            try await fishCompletions("prefs export --format ") == ["json", "plist", "properties"])
+            try await workspace.fishCompletions("prefs export --format ") == [
+                "json", "plist", "properties",
+            ])
         #expect(
-            try await fishCompletions("prefs --suite app set ")
+            try await workspace.fishCompletions("prefs --suite app set ")
                 == ["build", "dark_mode", "language", "map_zoom"])
-        #expect(try await fishCompletions("prefs --suite app set build ") == [])
-        #expect(try await fishCompletions("prefs get --suite=other ") == ["zoom"])
-        #expect(try await fishCompletions("prefs list --d") == ["--defaults"])
-    }
-
-    /// The candidates fish offers for `line` (descriptions dropped), sorted.
-    func fishCompletions(_ line: String, sourceLocation: SourceLocation = #_sourceLocation)
-        async throws -> [String]
-    {
-        let fish = try #require(CompletionShells.fish)
-        let script = try await workspace.script("fish")
-        let output = try await runProgram(
-            fish,
-            [
-                "--no-config", "-c",
-                "source \(CompletionShells.quoted(script.path)); and complete -C \(CompletionShells.quoted(line))",
-            ], environment: workspace.environment)
-        #expect(output.status == 0, "\(output.standardError)", sourceLocation: sourceLocation)
-        #expect(output.standardError == "", sourceLocation: sourceLocation)
-        return output.standardOutput.split(separator: "\n")
-            .map { String($0.split(separator: "\t", maxSplits: 1)[0]) }
-            .sorted()
+        #expect(try await workspace.fishCompletions("prefs --suite app set build ") == [])
+        #expect(try await workspace.fishCompletions("prefs get --suite=other ") == ["zoom"])
+        #expect(try await workspace.fishCompletions("prefs list --d") == ["--defaults"])
     }
 }

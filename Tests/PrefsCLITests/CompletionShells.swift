@@ -106,4 +106,23 @@ final class CompletionWorkspace: Sendable {
         try write(output.standardOutput, to: file)
         return file
     }
+
+    /// The candidates fish offers for `line` (descriptions dropped), sorted.
+    func fishCompletions(_ line: String, sourceLocation: SourceLocation = #_sourceLocation)
+        async throws -> [String]
+    {
+        let fish = try #require(CompletionShells.fish)
+        let file = try await script("fish")
+        let output = try await runProgram(
+            fish,
+            [
+                "--no-config", "-c",
+                "source \(CompletionShells.quoted(file.path)); and complete -C \(CompletionShells.quoted(line))",
+            ], environment: environment)
+        #expect(output.status == 0, "\(output.standardError)", sourceLocation: sourceLocation)
+        #expect(output.standardError == "", sourceLocation: sourceLocation)
+        return output.standardOutput.split(separator: "\n")
+            .map { String($0.split(separator: "\t", maxSplits: 1)[0]) }
+            .sorted()
+    }
 }

@@ -40,6 +40,27 @@ public struct PreferencesSnapshot: Sendable, Equatable {
     /// restarts and backends (H1, <doc:HistoryAndUndo>); 0 before any.
     public var sequence: Int64 { history.sequence }
 
+    /// Every field as given: the one initializer that sets them, which the
+    /// others call.
+    private init(
+        stored: [String: PreferenceValue], temporary: TemporaryValues,
+        values: [String: PreferenceValue], temporaryEnds: [String: Date], version: Int,
+        registeredDefaults: [String: PreferenceValue], modifications: ChangeLog,
+        otherMembers: [String: PreferenceValue], history: DocumentHistory,
+        secretKeys: Set<String>
+    ) {
+        self.values = values
+        self.version = version
+        self.registeredDefaults = registeredDefaults
+        self.modifications = modifications
+        self.otherMembers = otherMembers
+        self.history = history
+        self.storedValues = stored
+        self.temporary = temporary
+        self.temporaryEnds = temporaryEnds
+        self.secretKeys = secretKeys
+    }
+
     /// A snapshot of the given values, for tests and for building states by hand.
     public init(
         values: [String: PreferenceValue] = [:], version: Int = 0,
@@ -58,16 +79,11 @@ public struct PreferencesSnapshot: Sendable, Equatable {
         modifications: ChangeLog, otherMembers: [String: PreferenceValue],
         history: DocumentHistory
     ) {
-        self.values = values
-        self.version = version
-        self.registeredDefaults = registeredDefaults
-        self.modifications = modifications
-        self.otherMembers = otherMembers
-        self.history = history
-        self.storedValues = values
-        self.temporary = TemporaryValues()
-        self.temporaryEnds = [:]
-        self.secretKeys = []
+        self.init(
+            stored: values, temporary: TemporaryValues(), values: values, temporaryEnds: [:],
+            version: version, registeredDefaults: registeredDefaults,
+            modifications: modifications, otherMembers: otherMembers, history: history,
+            secretKeys: [])
     }
 
     /// A snapshot whose reads see `temporary`'s values that hold at `now`
@@ -79,16 +95,11 @@ public struct PreferencesSnapshot: Sendable, Equatable {
         secretKeys: Set<String> = []
     ) {
         let active = temporary.active(at: now)
-        self.values = temporary.effective(stored, at: now)
-        self.version = version
-        self.registeredDefaults = registeredDefaults
-        self.modifications = modifications
-        self.otherMembers = otherMembers
-        self.history = history
-        self.storedValues = stored
-        self.temporary = temporary
-        self.temporaryEnds = active.mapValues(\.until)
-        self.secretKeys = secretKeys
+        self.init(
+            stored: stored, temporary: temporary, values: temporary.effective(stored, at: now),
+            temporaryEnds: active.mapValues(\.until), version: version,
+            registeredDefaults: registeredDefaults, modifications: modifications,
+            otherMembers: otherMembers, history: history, secretKeys: secretKeys)
     }
 
     /// The snapshot of a document read from storage, with these registered
@@ -113,25 +124,6 @@ public struct PreferencesSnapshot: Sendable, Equatable {
     /// }
     /// ```
     public func temporaryValueEnd(forKey name: String) -> Date? { temporaryEnds[name] }
-
-    private init(
-        stored: [String: PreferenceValue], temporary: TemporaryValues,
-        values: [String: PreferenceValue], temporaryEnds: [String: Date], version: Int,
-        registeredDefaults: [String: PreferenceValue], modifications: ChangeLog,
-        otherMembers: [String: PreferenceValue], history: DocumentHistory,
-        secretKeys: Set<String>
-    ) {
-        self.values = values
-        self.version = version
-        self.registeredDefaults = registeredDefaults
-        self.modifications = modifications
-        self.otherMembers = otherMembers
-        self.history = history
-        self.storedValues = stored
-        self.temporary = temporary
-        self.temporaryEnds = temporaryEnds
-        self.secretKeys = secretKeys
-    }
 
     /// This snapshot at `now`: the temporary values that hold then in place.
     func reading(at now: Date) -> PreferencesSnapshot {

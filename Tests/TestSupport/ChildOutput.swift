@@ -1,0 +1,190 @@
+import Foundation
+import PreferencesTesting
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+extension FileHandle {
+    /// The next bytes a pipe holds, waiting for some; empty at end of file.
+    /// Unlike `availableData`, which stops the whole test run when a signal
+    /// interrupts its read, an interrupted read is tried again.
+    package func nextChunk() -> Data {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes {
+                systemRead(fileDescriptor, $0.baseAddress, $0.count)
+            }
+            if count > 0 { return Data(buffer[0..<count]) }
+            if count < 0 && errno == EINTR { continue }
+            return Data()
+        }
+    }
+}
+
+/// `read(2)`, named apart from `FileHandle`'s own `read` methods.
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int)
+    -> Int
+{
+    read(descriptor, buffer, count)
+}
+
+/// Reads a child's output on a thread of its own and hands it out line by
+/// line; every wait has a deadline and fails with everything the child
+/// printed so far.
+package final class ChildOutput: Sendable {
+    private struct State {
+        package var buffer: [UInt8] = []
+        package var transcript: [UInt8] = []
+        package var ended = false
+        package var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = LockedBox(State())
+    /// Woken on every chunk, for waits on a thread of their own.
+    private let arrived = NSCondition()
+    package let name: String
+
+    /// Starts reading `handle` until end of file.
+    package init(_ handle: FileHandle, name: String) {
+        self.name = name
+        Thread { [self] in
+            while true {
+                let chunk = handle.nextChunk()
+                let waiter = state.withLock { state in
+                    if chunk.isEmpty {
+                        state.ended = true
+                    } else {
+                        state.buffer += chunk
+                        state.transcript += chunk
+                    }
+                    defer { state.waiter = nil }
+                    return state.waiter
+                }
+                waiter?.resume()
+                arrived.lock()
+                arrived.broadcast()
+                arrived.unlock()
+                if chunk.isEmpty { return }
+            }
+        }.start()
+    }
+
+    /// Everything the child printed so far.
+    package var transcript: String {
+        String(decoding: state.withLock { $0.transcript }, as: UTF8.self)
+    }
+
+    private func takeLine() -> (line: String?, ended: Bool) {
+        state.withLock { state in
+            if let newline = state.buffer.firstIndex(of: 0x0A) {
+                let line = String(decoding: state.buffer[..<newline], as: UTF8.self)
+                state.buffer.removeSubrange(...newline)
+                return (line, false)
+            }
+            return (nil, state.ended)
+        }
+    }
+
+    /// The next line; nil once the output has ended. Throws
+    /// ``DeadlineExceeded`` (with the transcript) if no line comes in `timeout`.
+    package func nextLine(timeout: Duration = .seconds(60)) async throws -> String? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let (line, ended) = takeLine()
+            if let line { return line }
+            if ended { return nil }
+            guard ContinuousClock.now < deadline else {
+                throw DeadlineExceeded(
+                    description:
+                        "\(name): no line within \(timeout); it printed: \"\(transcript)\"")
+            }
+            await waitForData(until: deadline)
+        }
+    }
+
+    /// ``nextLine(timeout:)`` for code on a thread of its own (never on the
+    /// cooperative pool: from async code it is a compile-time error).
+    @available(*, noasync, message: "use nextLine(timeout:)")
+    package func blockingNextLine(timeout: Duration = .seconds(60)) throws -> String? {
+        let limit = Date(timeIntervalSinceNow: Double(timeout.components.seconds) + 0.5)
+        arrived.lock()
+        defer { arrived.unlock() }
+        while true {
+            let (line, ended) = takeLine()
+            if let line { return line }
+            if ended { return nil }
+            guard arrived.wait(until: limit) || Date() < limit else {
+                throw DeadlineExceeded(
+                    description:
+                        "\(name): no line within \(timeout); it printed: \"\(transcript)\"")
+            }
+        }
+    }
+
+    /// Returns when more output (or its end) has arrived, or at `deadline`.
+    private func waitForData(until deadline: ContinuousClock.Instant) async {
+        let timer = Task { [self] in
+            try? await Task.sleep(until: deadline)
+            wake()
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                if state.ended || state.buffer.contains(0x0A) || ContinuousClock.now >= deadline {
+                    return true
+                }
+                state.waiter?.resume()
+                state.waiter = continuation
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+        timer.cancel()
+    }
+
+    private func wake() {
+        let waiter = state.withLock { state in
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// The next line, which must be `expected`; records an issue with the
+    /// transcript otherwise.
+    @discardableResult
+    package func expectLine(
+        _ expected: String, timeout: Duration = .seconds(60),
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> Bool {
+        let line = try await nextLine(timeout: timeout)
+        #expect(
+            line == expected,
+            "\(name): expected \"\(expected)\", it printed: \"\(transcript)\"",
+            sourceLocation: sourceLocation)
+        return line == expected
+    }
+}
+
+/// Waits for `process` to end, off the cooperative pool, for at most
+/// `timeout`; on time out the child is killed and the wait throws.
+package func waitForExit(
+    _ process: Process, _ name: String, timeout: Duration = .seconds(120),
+    output: ChildOutput? = nil
+) async throws -> Int32 {
+    do {
+        return try await onOwnThread(
+            "\(name) to exit", timeout: timeout,
+            detail: { output.map { "; it printed: \"\($0.transcript)\"" } ?? "" }
+        ) {
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+    } catch {
+        if process.isRunning { sendSignal(SIGKILL, to: process.processIdentifier) }
+        throw error
+    }
+}
