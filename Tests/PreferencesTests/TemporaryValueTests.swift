@@ -36,6 +36,8 @@ struct TemporaryValueTests {
         let inFile = try fileSnapshot(url)
         #expect(inFile.storedValues["language"] == "fr")
         #expect(inFile.temporary.overrides["language"]?.value == "de")
+        // The end this store reports is the one the file holds, which every reader parses.
+        #expect(inFile.temporary.overrides["language"]?.until == end)
         let bytes = try Data(contentsOf: url)
         let sequence = store.snapshot.sequence
         // The end reaches the feed when it comes (how late is printed, not

@@ -245,7 +245,8 @@ public struct MutablePreferences: Sendable {
         self[key] = value
         guard failure == nil, let stored = storage[key.name] else { return }
         noteTemporaryChange(key.name)
-        temporaries[key.name] = TemporaryValues.Override(value: stored, until: date)
+        temporaries[key.name] = TemporaryValues.Override(
+            value: stored, until: TemporaryValues.storedEnd(date))
         attribute(to: "temporary until \(HistoryEntry.timestamp(date))")
     }
 
@@ -254,7 +255,8 @@ public struct MutablePreferences: Sendable {
         self[raw: name] = value
         guard failure == nil else { return }
         noteTemporaryChange(name)
-        temporaries[name] = TemporaryValues.Override(value: value, until: date)
+        temporaries[name] = TemporaryValues.Override(
+            value: value, until: TemporaryValues.storedEnd(date))
         attribute(to: "temporary until \(HistoryEntry.timestamp(date))")
     }
 

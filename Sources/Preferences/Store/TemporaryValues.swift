@@ -25,6 +25,13 @@ struct TemporaryValues: Sendable, Equatable {
 
     var overrides: [String: Override] = [:]
 
+    /// `date` as the document holds it, to the millisecond: the end every
+    /// other reader parses, so the store that sets a value ends it at the
+    /// same instant as they do, and reports the same end.
+    static func storedEnd(_ date: Date) -> Date {
+        ISO8601.parse(HistoryEntry.timestamp(date)) ?? date
+    }
+
     init() {}
 
     /// Reads the `temporary` member; an entry that does not parse is left
