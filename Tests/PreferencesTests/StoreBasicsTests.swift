@@ -302,6 +302,9 @@ import Testing
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
         let store = try await PreferencesStore(fileURL: url)
+        // Registered now, not up to a second after the open: its folder is
+        // among the files below.
+        await store.registeredAsReplica()
         for value in 0..<20 { try await store.set(.counter, value) }
         #expect(try permissions(url) == 0o600)
         #expect(try permissions(directory.file("prefs.json.lock")) == 0o600)
@@ -321,6 +324,7 @@ import Testing
         try write("someone else's", to: directory.file(".other.json.abcdefghijkl.tmp"))
         try write("not ours", to: directory.file(".prefs.json.notes.tmp"))
         let store = try await PreferencesStore(fileURL: url)
+        await store.registeredAsReplica()
         try await store.set(.counter, 1)
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
         #expect(

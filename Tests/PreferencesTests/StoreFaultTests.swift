@@ -37,6 +37,9 @@ struct StoreFaultTests {
         let mount = try #require(TmpfsMount(size: "64k"))
         let url = mount.url.appendingPathComponent("prefs.json")
         let store = try await PreferencesStore(fileURL: url)
+        // Registered now, not up to a second after the open: its folder is
+        // among the files below.
+        await store.registeredAsReplica()
         try await store.set(.language, "fr")
         let before = contents(url)
         await #expect {
