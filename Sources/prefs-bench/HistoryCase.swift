@@ -70,26 +70,25 @@ extension Cases {
     /// `prefs log` of the store's 1,000 entries, as a whole process.
     func historyLog(prefs: URL, url: URL) throws -> Row {
         var elapsed: [Double] = []
+        var start: [Double] = []
         for _ in 0..<(quick ? 5 : 20) {
-            let process = Process()
-            process.executableURL = prefs
-            process.arguments = ["--file", url.path, "log"]
-            let output = Pipe()
-            process.standardOutput = output
-            let started = DispatchTime.now().uptimeNanoseconds
-            try process.run()
-            let text = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            elapsed.append(Double(DispatchTime.now().uptimeNanoseconds - started))
-            precondition(process.terminationStatus == 0, "prefs log failed")
-            precondition(text.split(separator: 0x0A).count >= 1000, "prefs log printed too little")
+            let log = try spawnAndWait(prefs.path, ["--file", url.path, "log"])
+            precondition(log.status == 0, "prefs log failed")
+            precondition(log.lines >= 1000, "prefs log printed too little")
+            elapsed.append(log.nanoseconds)
+            // The process alone: starting `prefs` and the libraries it loads.
+            let version = try spawnAndWait(prefs.path, ["--version"])
+            precondition(version.status == 0, "prefs --version failed")
+            start.append(version.nanoseconds)
         }
         let milliseconds = median(elapsed) / 1e6
         return Row(
             id: "P10", measure: "prefs log of 1,000 entries, as a whole process",
-            ours: format(nanoseconds: median(elapsed)), comparison: "—", ratio: nil,
-            target: "≤ 30 ms", met: milliseconds <= 30,
-            detail: ["ours_ns": median(elapsed)])
+            ours: format(nanoseconds: median(elapsed)),
+            comparison:
+                "prefs --version, the process start alone, \(format(nanoseconds: median(start)))",
+            ratio: nil, target: "≤ 30 ms", met: milliseconds <= 30,
+            detail: ["ours_ns": median(elapsed), "start_ns": median(start)])
     }
 }
 

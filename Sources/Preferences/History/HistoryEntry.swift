@@ -292,11 +292,6 @@ public struct HistoryEntry: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension HistoryEntry {
-    /// The bytes the entry takes as JSON text (what ``HistoryLimit/bytes`` counts).
-    var storedSize: Int { jsonText.utf8.count }
-}
-
-extension HistoryEntry {
     /// The sequence of an entry's JSON text, read from its start
     /// (`{"sequence":412,…`, as entries are written), else parsed.
     static func sequence(ofJSONText line: [UInt8]) -> Int64? {

@@ -42,11 +42,6 @@ public struct HistoryLimit: Sendable, Hashable {
         return HistoryLimit(entries: max(entries, other.entries), bytes: max(bytes, other.bytes))
     }
 
-    /// The newest of `entries` (oldest first) that this limit keeps.
-    func kept(_ entries: [HistoryEntry]) -> ArraySlice<HistoryEntry> {
-        entries[firstKept(sizes: entries.map(\.storedSize))...]
-    }
-
     /// Where the newest entries this limit keeps start, of entries (oldest
     /// first) of these sizes.
     func firstKept(sizes: [Int]) -> Int {

@@ -142,7 +142,11 @@ extension StoreCore {
     func keptHistory(carried history: DocumentHistory) throws -> (
         entries: [HistoryEntry], sequence: Int64
     ) {
+        // Each entry with the size of its stored text, which the limit
+        // counts as a write does, without writing any
+        // entry again.
         var entries: [HistoryEntry] = []
+        var sizes: [Int] = []
         if let archive = storage.historyArchive {
             let first = history.carried.first?.sequence ?? history.sequence + 1
             for text in try archive.readEntries() {
@@ -151,11 +155,16 @@ extension StoreCore {
                     let entry = HistoryEntry(jsonText: text, source: storage.location)
                 else { continue }
                 entries.append(entry)
+                sizes.append(text.count)
             }
         }
-        entries += history.entries
+        for carried in history.carried {
+            guard let entry = carried.entry else { continue }
+            entries.append(entry)
+            sizes.append(carried.text.count)
+        }
         let keep = limits.history.union(history.keep)
-        return (Array(keep.kept(entries)), history.sequence)
+        return (Array(entries[keep.firstKept(sizes: sizes)...]), history.sequence)
     }
 
     // MARK: Secrets
