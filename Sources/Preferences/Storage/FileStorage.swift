@@ -364,6 +364,7 @@ public final class FileStorage: PreferencesStorage {
             var mode = existing?.mode ?? 0o600
             if privateFile.withLock({ $0 }) { mode &= 0o7700 }
             let stamp = try Platform.replaceFile(target, with: bytes, mode: mode, owner: owner)
+            FileWatcher.noteWrite(to: [path, target])
             try syncDirectory(directory)
             guard let stamp else {
                 // The file is in place but unstamped: a revision that matches
