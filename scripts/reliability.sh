@@ -10,6 +10,13 @@
 #                                     (scripts/mutants.sh)
 #   scripts/reliability.sh --quick    CI: 100 kills, multi-process, faults,
 #                                     30 s of fuzzing per target
+#   scripts/reliability.sh --under-load
+#                                     the whole suite (`swift test`) once on
+#                                     a quiet machine, then three times beside
+#                                     one CPU-bound process per core and a
+#                                     disk writer, with every deadline scaled
+#                                     by PREFS_TEST_TIME_SCALE (3 unless set);
+#                                     every run must pass
 #
 # Options: --fuzz-seconds N (per target), --no-fuzz, --no-tsan, --no-mutants,
 # --seed N (repeat the crash harness's random kill moments).
@@ -29,12 +36,13 @@ mutants=yes
 while [[ $# -gt 0 ]]; do
     case $1 in
     --quick) mode=quick; fuzz_seconds=30; tsan=no; mutants=no ;;
+    --under-load) mode=under-load ;;
     --fuzz-seconds) fuzz_seconds=$2; shift ;;
     --no-fuzz) fuzz=no ;;
     --no-tsan) tsan=no ;;
     --no-mutants) mutants=no ;;
     --seed) export PREFS_RELIABILITY_SEED=$2; shift ;;
-    *) echo "usage: scripts/reliability.sh [--quick] [--fuzz-seconds N] [--no-fuzz] [--no-tsan] [--no-mutants] [--seed N]" >&2; exit 2 ;;
+    *) echo "usage: scripts/reliability.sh [--quick | --under-load] [--fuzz-seconds N] [--no-fuzz] [--no-tsan] [--no-mutants] [--seed N]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -45,6 +53,51 @@ mkdir -p "$log"
 summary=()
 
 elapsed() { echo "$(($(date +%s) - $1)) s"; }
+
+# The whole suite beside load: one busy loop per core and a writer that
+# fsyncs 64 MiB at a time, for as long as a run lasts. The first run is
+# quiet, the yardstick the loaded runs are compared with.
+if [[ $mode == under-load ]]; then
+    swift build --build-tests >"$log/build.log" 2>&1 || { cat "$log/build.log"; exit 1; }
+    scratch=$(mktemp -d)
+    trap 'rm -rf "$scratch"' EXIT
+    scale=${PREFS_TEST_TIME_SCALE:-3}
+    unset PREFS_TEST_TIME_SCALE
+    for run in quiet 1 2 3; do
+        load=()
+        if [[ $run != quiet ]]; then
+            for _ in $(seq "$(nproc)"); do
+                bash -c 'while :; do :; done' &
+                load+=($!)
+            done
+            bash -c 'while :; do dd if=/dev/zero of="$1/disk" bs=1M count=64 conv=fsync status=none; done' _ "$scratch" &
+            load+=($!)
+        fi
+        start=$(date +%s)
+        if [[ $run == quiet ]]; then
+            factor=1
+        else
+            factor=$scale
+        fi
+        if PREFS_TEST_TIME_SCALE=$factor swift test --skip-build >"$log/under-load-$run.log" 2>&1; then
+            result=passed
+        else
+            result=FAILED
+            status=1
+            grep -E '^✘' "$log/under-load-$run.log" | head -20 >&2
+        fi
+        took=$(elapsed "$start")
+        if [[ ${#load[@]} -gt 0 ]]; then kill "${load[@]}" 2>/dev/null; wait "${load[@]}" 2>/dev/null; fi
+        tests=$(grep -Eo 'Test run with [0-9]+ tests?' "$log/under-load-$run.log" | tail -1)
+        what=$([[ $run == quiet ]] && echo "quiet run" || echo "run $run under load")
+        summary+=("$what: ${tests#Test run with } $result in $took (log: $log/under-load-$run.log)")
+        echo "${summary[-1]}"
+    done
+    echo
+    echo "== reliability (under load: PREFS_TEST_TIME_SCALE=$scale, $(nproc) cores) =="
+    printf '%s\n' "${summary[@]}"
+    exit $status
+fi
 
 # Crash, multi-process and fault harnesses: the Reliability* test suites,
 # the migration crash suites, the store's own fault suites and the watch's

@@ -5,6 +5,33 @@ import Foundation
 // `package`, not `public`: they are how this package tests itself, not part
 // of the product.
 
+/// How much longer than written every deadline of the tests is: the
+/// environment's `PREFS_TEST_TIME_SCALE` (a number ≥ 1; 1 when unset).
+///
+/// Every wait in the contract and the package's tests takes its deadline
+/// through this one factor, so a machine that is slower, busier or
+/// instrumented (ThreadSanitizer) raises one number instead of many. A
+/// deadline only bounds a wait that should end; no outcome depends on it.
+package enum TestTime {
+    package static let scale: Double = {
+        guard let text = ProcessInfo.processInfo.environment["PREFS_TEST_TIME_SCALE"],
+            let value = Double(text), value >= 1
+        else { return 1 }
+        return value
+    }()
+
+    /// `duration` times ``scale``.
+    package static func scaled(_ duration: Duration) -> Duration { duration * scale }
+
+    /// `seconds` times ``scale``, for dispatch and `Date` deadlines.
+    package static func scaled(seconds: Double) -> Double { seconds * scale }
+
+    /// The instant `duration` (scaled) from now.
+    package static func deadline(in duration: Duration) -> ContinuousClock.Instant {
+        .now + scaled(duration)
+    }
+}
+
 /// A wait that ran out of time; says what it waited for and what the child printed.
 package struct DeadlineExceeded: Error, CustomStringConvertible {
     package let description: String
@@ -40,7 +67,8 @@ private final class Race<Value: Sendable>: Sendable {
 }
 
 /// Runs blocking `body` on a thread of its own (never on Swift's
-/// cooperative pool) and awaits its result for at most `timeout`. On time
+/// cooperative pool) and awaits its result for at most `timeout` (scaled
+/// by ``TestTime/scale``). On time
 /// out it throws ``DeadlineExceeded`` naming `what` and `detail()`; the
 /// thread is left to finish on its own.
 package func onOwnThread<Value: Sendable>(
@@ -49,6 +77,7 @@ package func onOwnThread<Value: Sendable>(
     _ body: @escaping @Sendable () throws -> Value
 ) async throws -> Value {
     let race = Race<Value>()
+    let timeout = TestTime.scaled(timeout)
     return try await withCheckedThrowingContinuation { continuation in
         race.start(continuation)
         Thread { race.finish(Result { try body() }) }.start()
@@ -64,13 +93,14 @@ package func onOwnThread<Value: Sendable>(
     }
 }
 
-/// Awaits `body` for at most `timeout`; on time out throws
+/// Awaits `body` for at most `timeout` (scaled by ``TestTime/scale``); on time out throws
 /// ``DeadlineExceeded`` naming `what` (the body is left to finish on its own).
 package func withDeadline<Value: Sendable>(
     _ what: String, timeout: Duration = .seconds(60),
     _ body: @escaping @Sendable () async throws -> Value
 ) async throws -> Value {
     let race = Race<Value>()
+    let timeout = TestTime.scaled(timeout)
     return try await withCheckedThrowingContinuation { continuation in
         race.start(continuation)
         Task { race.finish(await Result(catching: body)) }

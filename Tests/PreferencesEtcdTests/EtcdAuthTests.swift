@@ -1,5 +1,6 @@
 import Foundation
 import PreferencesTestSupport
+import PreferencesTesting
 import Testing
 
 @testable import Preferences
@@ -13,7 +14,9 @@ import Testing
 
 /// etcd users and roles (E5) on a real member with authentication on and
 /// short-lived simple tokens (a few seconds of idleness).
-@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .timeLimit(.minutes(3)))
+@Suite(
+    .serialized, .takesTurns(.clusters), .enabled(if: etcdAvailable, etcdUnavailableReason),
+    .scaledTimeLimit(minutes: 3))
 struct EtcdAuthTests {
     /// A member with root, a `writer` (read-write on the test prefix) and a
     /// `reader` (read only), and authentication enabled; a step that fails
@@ -175,7 +178,7 @@ struct EtcdAuthTests {
     func waitUntilExpired(
         _ token: String, _ cluster: EtcdCluster, _ key: String, tokenTTL: Int
     ) async throws {
-        let deadline = ContinuousClock.now + .seconds(40)
+        let deadline = TestTime.deadline(in: .seconds(40))
         while ContinuousClock.now < deadline {
             try await Task.sleep(for: .seconds(tokenTTL) + .milliseconds(1_500))
             if try await isRejected(token, by: cluster, key) { return }

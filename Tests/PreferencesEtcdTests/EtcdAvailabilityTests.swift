@@ -5,7 +5,7 @@ import Testing
 /// Shows in the test report whether the etcd tests ran: without the server
 /// installed this suite, like every etcd suite, is skipped with the reason
 /// (CI installs it and fails when etcd tests were skipped).
-@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .timeLimit(.minutes(2)))
+@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .scaledTimeLimit(minutes: 2))
 struct EtcdAvailabilityTests {
     @Test func aSingleMemberClusterStartsAndElectsItself() async throws {
         let cluster = try await SharedEtcd.cluster()

@@ -15,7 +15,9 @@ import Testing
 /// A fleet on a real three-member cluster: separate processes incrementing
 /// one counter, with `prefs set` beside them, with the leader killed, and
 /// with the whole cluster down and back (<doc:Reliability>; E2–E4, <doc:EtcdGuarantees>).
-@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .timeLimit(.minutes(6)))
+@Suite(
+    .serialized, .takesTurns(.clusters), .enabled(if: etcdAvailable, etcdUnavailableReason),
+    .scaledTimeLimit(minutes: 6))
 struct EtcdClusterTests {
     static let processes = 4
     static let increments = 200
@@ -50,7 +52,8 @@ struct EtcdClusterTests {
     /// described by what went wrong.
     func finish(_ children: [RunningProcess], within seconds: Double) async throws -> [String] {
         let watchdog = DispatchWorkItem { Self.killRunning(children) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: watchdog)
+        DispatchQueue.global().asyncAfter(
+            deadline: .now() + TestTime.scaled(seconds: seconds), execute: watchdog)
         defer { watchdog.cancel() }
         return try await offPool {
             children.map { child in

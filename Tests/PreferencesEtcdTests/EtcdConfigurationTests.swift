@@ -10,7 +10,7 @@ import Testing
 /// `$PREFS_ETCD_USER` with `$PREFS_ETCD_PASSWORD`, or with the first line of
 /// a password file, which wins over the variable. Every environment here
 /// is given, never the test process's own.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct EtcdCredentialsTests {
     /// Calls `body` with the path of a password file holding `text`, in a
     /// fresh directory that lasts until `body` returns.

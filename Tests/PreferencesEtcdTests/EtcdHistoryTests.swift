@@ -9,7 +9,7 @@ import Testing
 /// History and undo on etcd (H7): replicas that all write see one history
 /// with no gaps, older entries live under `KEY.history/`, and revert,
 /// restore and the resuming feed work as on a file.
-@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .timeLimit(.minutes(5)))
+@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .scaledTimeLimit(minutes: 5))
 struct EtcdHistoryTests {
     func replica(_ cluster: EtcdCluster, _ key: String) async throws -> PreferencesStore {
         try await PreferencesStore(

@@ -9,7 +9,7 @@ import Testing
 /// The etcd backend keeps the storage contract (S12), against a real
 /// one-member cluster; each check uses keys of its own. The two handles do
 /// not share state, as two replicas on two machines would not.
-@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .timeLimit(.minutes(5)))
+@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .scaledTimeLimit(minutes: 5))
 struct EtcdStorageContractTests {
     @Test func theEtcdBackendKeepsTheContract() async throws {
         let cluster = try await SharedEtcd.cluster()

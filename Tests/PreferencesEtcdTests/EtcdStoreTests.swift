@@ -7,7 +7,7 @@ import Testing
 
 /// The store's semantics (S1, S4–S9, R, M, C1–C6) on the etcd backend,
 /// against a real single-member cluster, and interplay with `etcdctl`.
-@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .timeLimit(.minutes(3)))
+@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .scaledTimeLimit(minutes: 3))
 struct EtcdStoreTests {
     /// A store on a fresh key of the shared cluster; with `replica`, a
     /// store that shares no state with others in this process (another
@@ -315,7 +315,7 @@ struct EtcdTestRecord: PreferencesRecord {
 
 /// How a write whose answer was lost is resolved (E4), step by step on a
 /// real member: the cases the leader-kill test meets only by chance.
-@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .timeLimit(.minutes(2)))
+@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .scaledTimeLimit(minutes: 2))
 struct EtcdLostAnswerTests {
     @Test func aWriteThatLandedIsFoundEvenAfterLaterWrites() async throws {
         let cluster = try await SharedEtcd.cluster()

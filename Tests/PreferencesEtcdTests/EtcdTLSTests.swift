@@ -27,11 +27,12 @@ let canTrustTestAuthority: Bool =
 /// with a certificate authority the test creates, rejected until the system
 /// trusts it, then used — and the authority removed again.
 @Suite(
+    .serialized, .takesTurns(.clusters),
     .enabled(if: etcdAvailable, etcdUnavailableReason),
     .enabled(
         if: canTrustTestAuthority,
         "needs root, openssl, flock and update-ca-certificates to trust a test authority"),
-    .timeLimit(.minutes(5)))
+    .scaledTimeLimit(minutes: 5))
 struct EtcdTLSTests {
     /// A CA and a server certificate for 127.0.0.1, made with openssl.
     func makeCertificates(in directory: TemporaryDirectory) async throws -> EtcdCluster.TLS {
@@ -182,7 +183,7 @@ struct EtcdTLSTests {
 /// what was left of the call's, reads as every other time-out does, so the
 /// call's error keeps an endpoint's earlier, more telling answer (an
 /// untrusted certificate) instead of URLSession's words for the time-out.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct EtcdHTTPSFailureTests {
     @Test func aRequestsOwnTimeOutReadsAsTimedOut() {
         let answer = URLSessionTransport.failure(

@@ -13,7 +13,7 @@ import Testing
 /// its feeds when it comes, with no write to etcd at that moment. These
 /// tests wait for time to pass: the end is the clock, not an event (its
 /// delivery by a feed is awaited as one).
-@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .timeLimit(.minutes(5)))
+@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .scaledTimeLimit(minutes: 5))
 struct EtcdTemporaryTests {
     /// The store's document as etcd holds it, read with a raw range
     /// request, not through the store: its bytes and `mod_revision`.

@@ -1,5 +1,6 @@
 import Foundation
 import PreferencesTestSupport
+import PreferencesTesting
 import Testing
 
 @testable import Preferences
@@ -9,7 +10,9 @@ import Testing
 /// resumes from a compacted revision, follows the cluster when its member is
 /// killed, and leaves a member that stops answering without closing its
 /// connections.
-@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .timeLimit(.minutes(4)))
+@Suite(
+    .serialized, .takesTurns(.clusters), .enabled(if: etcdAvailable, etcdUnavailableReason),
+    .scaledTimeLimit(minutes: 4))
 struct EtcdWatchFaultTests {
     /// A store with its own backend (not shared in the process) on `endpoints`.
     func open(_ key: String, _ configuration: EtcdConfiguration) async throws
@@ -40,7 +43,7 @@ struct EtcdWatchFaultTests {
 
     /// The index of the member `storage`'s watch streams from, once it is live.
     func watchedMember(_ cluster: EtcdCluster, _ storage: EtcdStorage) async throws -> Int {
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = Date().addingTimeInterval(TestTime.scaled(seconds: 20))
         while Date() < deadline {
             if let endpoint = storage.currentWatchEndpoint,
                 let index = cluster.endpoints.firstIndex(of: endpoint)

@@ -6,7 +6,7 @@ import Testing
 /// Keys are written in the order of their UTF-8 bytes; the sort of the
 /// document writer must give exactly the order of a plain comparison of
 /// those bytes, whatever the keys share.
-@Suite(.timeLimit(.minutes(10))) struct ByteKeySortTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct ByteKeySortTests {
     static func sortedByBytes(_ keys: [String]) -> [String] {
         keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }

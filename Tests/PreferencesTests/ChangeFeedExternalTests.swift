@@ -6,7 +6,8 @@ import Testing
 @testable import Preferences
 
 /// Writes by other processes and programs reach the feed (C3, C6, <doc:ObservingChanges>).
-@Suite(.timeLimit(.minutes(5))) struct ChangeFeedExternalTests {
+@Suite(.serialized, .takesTurns(.processes), .scaledTimeLimit(minutes: 5))
+struct ChangeFeedExternalTests {
     @Test func aChildProcessWriteReachesTheParentsFeed() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")

@@ -11,7 +11,7 @@ import Testing
     .enabled(
         if: ProcessInfo.processInfo.environment["PREFS_MEASURE"] == "1",
         "opt-in measurement: PREFS_MEASURE=1 swift test --filter ChangeFeedLatency"),
-    .timeLimit(.minutes(10)))
+    .scaledTimeLimit(minutes: 10))
 struct ChangeFeedLatencyTests {
     static let rounds = 200
 

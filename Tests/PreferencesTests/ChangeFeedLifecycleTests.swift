@@ -15,7 +15,7 @@ import Testing
 /// beside (their children's pipes, their own files), so they are left out.
 /// The counts and watches are read in /proc/self; the tests run one at a time.
 @Suite(
-    .serialized, .timeLimit(.minutes(5)),
+    .serialized, .scaledTimeLimit(minutes: 5),
     .enabled(
         if: FileManager.default.fileExists(atPath: "/proc/self/fd"),
         "counts this process's descriptors and inotify watches in /proc/self"))
@@ -79,7 +79,7 @@ struct ChangeFeedLifecycleTests {
         child.kill()
         _ = try await child.exit()
         // One deadline for all: a broken feed fails once, not a thousand times over.
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = TestTime.deadline(in: .seconds(30))
         var missing = 0
         for recorder in recorders where await recorder.next(77, timeout: deadline - .now) == nil {
             missing += 1

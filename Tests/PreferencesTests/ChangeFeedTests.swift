@@ -8,7 +8,7 @@ import Testing
 /// The change feed within one process (C1, C2, C4, C5, <doc:ObservingChanges>).
 /// Every wait has a deadline: a broken feed fails in seconds, naming what it
 /// waited for.
-@Suite(.timeLimit(.minutes(5))) struct ChangeFeedTests {
+@Suite(.scaledTimeLimit(minutes: 5)) struct ChangeFeedTests {
     @Test func problemFeedReportsMismatchesAndKeepsTheFileWatched() async throws {
         let directory = try TemporaryDirectory()
         let store = try await PreferencesStore(
@@ -123,7 +123,7 @@ import Testing
             try await group.waitForAll()
         }
         // One deadline for all twenty: a broken feed fails once, not twenty times over.
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = TestTime.deadline(in: .seconds(20))
         for (index, recorder) in recorders.enumerated() {
             let last = await recorder.next(500, timeout: deadline - .now)
             #expect(last == 500, "subscriber \(index) got \(recorder.values.suffix(3))")

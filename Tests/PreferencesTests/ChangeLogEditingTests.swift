@@ -6,7 +6,7 @@ import Testing
 
 /// The change records of a write worked out from the changed keys alone
 /// must be exactly those worked out by looking at every key.
-@Suite(.timeLimit(.minutes(10))) struct ChangeLogEditingTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct ChangeLogEditingTests {
     static func record(_ number: Int) -> ChangeRecord {
         ChangeRecord(
             PreferenceModification(

@@ -11,7 +11,7 @@ private struct Settings: PreferencesRecord {
 }
 
 /// When and by whom each stored key was last changed (S18, <doc:StoreGuarantees>).
-@Suite(.timeLimit(.minutes(10))) struct ChangeMetadataTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct ChangeMetadataTests {
     let directory: TemporaryDirectory
     let url: URL
 

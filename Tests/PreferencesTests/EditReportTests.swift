@@ -6,7 +6,7 @@ import Testing
 
 /// Notes an edit leaves with `MutablePreferences.report(_:key:)` are listed
 /// in `problems` once the edit is committed, as a migration's are.
-@Suite(.timeLimit(.minutes(10))) struct EditReportTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct EditReportTests {
     @Test func notesOfCommittedEditsAreListedAndThoseOfAFailedEditAreNot() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")

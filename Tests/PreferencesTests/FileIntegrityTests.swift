@@ -1,5 +1,6 @@
 import Foundation
 import PreferencesTestSupport
+import PreferencesTesting
 import Synchronization
 import Testing
 
@@ -13,7 +14,7 @@ import Testing
 
 /// The file backend's revisions, durability and exclusivity at their edges
 /// (S2, S3, S9, S13, <doc:StoreGuarantees>).
-@Suite(.timeLimit(.minutes(10))) struct FileIntegrityTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct FileIntegrityTests {
     static let label = PreferenceKey<String>("label", default: "")
     static let number = PreferenceKey<Int>("number", default: 0)
 
@@ -266,7 +267,7 @@ import Testing
                     }
                     done.signal()
                 }.start()
-                if done.wait(timeout: .now() + 30) == .timedOut {
+                if done.wait(timeout: .now() + TestTime.scaled(seconds: 30)) == .timedOut {
                     outcome.withLock { $0 = "still waiting after 30 s" }
                 }
             }

@@ -13,7 +13,7 @@ import Testing
 /// Waiting for another process's lock ends (S3, S15, <doc:StoreGuarantees>): a child holds
 /// `<file>.lock` and is stopped with SIGSTOP, as a debugger or a terminal's
 /// Ctrl-Z would leave it.
-@Suite(.timeLimit(.minutes(10))) struct FileLockWaitTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct FileLockWaitTests {
     /// Whether an error is the lock timeout, naming the lock file and, where
     /// the system can tell (Linux), the process holding it.
     static func isLockTimeout(_ error: any Error, lock: String, holder: Int32) -> Bool {
@@ -99,7 +99,7 @@ import Testing
 /// The lock's holder comes from `/proc/locks`, which the kernel hands out
 /// about a page per read, whatever its size: a busy system lists more locks
 /// than one read returns, and the holder may be on any page.
-@Suite(.timeLimit(.minutes(10))) struct ProcFileReadingTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct ProcFileReadingTests {
     static let listing = "/proc/kallsyms"
     static let isLong =
         (try? FileManager.default.attributesOfItem(atPath: listing)) != nil

@@ -14,7 +14,7 @@ import Testing
 /// another user (S19, <doc:StoreGuarantees>). Both need root and `setpriv`, to be the other user.
 @Suite(
     .enabled(if: canSwitchUser, "needs root and setpriv to act as another user"),
-    .timeLimit(.minutes(10)))
+    .scaledTimeLimit(minutes: 10))
 struct FileOwnershipTests {
     @Test func sudoPrefsSetLeavesEverythingItCreatesToTheStoresOwner() async throws {
         let directory = try TemporaryDirectory()

@@ -9,7 +9,7 @@ import Testing
 /// The file backend's watch stops when cancelled: no callback for any later
 /// write, and its directory watch released. A second watch on the same file, left
 /// running, is the witness that each later write was seen by the system.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct FileWatchCancelTests {
+@Suite(.serialized, .scaledTimeLimit(minutes: 10)) struct FileWatchCancelTests {
     /// Counts a watch's callbacks; each one is also a value of `stream`.
     final class Callbacks: Sendable {
         let count = Atomic<Int>(0)

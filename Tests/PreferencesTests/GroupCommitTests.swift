@@ -10,7 +10,7 @@ import Testing
 /// tests hold the store's queue with an edit that waits, queue the edits
 /// under test one after another behind it, then let go, so the edits are
 /// applied together, in that order, in one write.
-@Suite(.timeLimit(.minutes(10))) struct GroupCommitTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct GroupCommitTests {
     struct Refused: Error {}
 
     /// In one batch: each caller gets its own result, of its own type; an
@@ -144,7 +144,7 @@ import Testing
 /// A write takes in the edits queued while it is being prepared, as long as
 /// it has not touched the file — but a steady stream of them holds it back
 /// only so long.
-@Suite(.timeLimit(.minutes(10))) struct LateEditTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct LateEditTests {
     /// Edits queued while a batch's transforms run go out in the same
     /// write as the batch, not in a write of their own after it.
     @Test func editsQueuedWhileABatchIsAppliedShareItsWrite() async throws {

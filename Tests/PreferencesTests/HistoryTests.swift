@@ -7,7 +7,7 @@ import Testing
 
 /// Numbered changes and their history (H1–H5): entries, undo, restore, and
 /// a feed that resumes. What is "in the file" is read from the file.
-@Suite(.timeLimit(.minutes(10)))
+@Suite(.scaledTimeLimit(minutes: 10))
 struct HistoryTests {
     let directory: TemporaryDirectory
     let url: URL

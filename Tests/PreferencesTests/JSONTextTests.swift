@@ -3,7 +3,7 @@ import Testing
 
 @testable import Preferences
 
-@Suite(.timeLimit(.minutes(10))) struct JSONTextTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct JSONTextTests {
     @Test func integersAndDoublesStayApart() throws {
         let value = try PreferenceValue(jsonText: #"{"a": 3, "b": 3.0, "c": 1e2}"#)
         #expect(value == ["a": .int(3), "b": .double(3), "c": .double(100)])
@@ -125,7 +125,7 @@ import Testing
 /// them (``JSONText/parse(_:source:maxDepth:deferring:)``): every text must
 /// be accepted or rejected exactly as the full parse does, with the same
 /// message at the same line and column, and give the same other members.
-@Suite(.timeLimit(.minutes(10))) struct DeferredMemberParsingTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct DeferredMemberParsingTests {
     static let document = Array(
         #"""
         {"format": 1, "values": {"a": "x", "b": [1, 2.5e3, true]},
@@ -264,7 +264,7 @@ import Testing
 /// Strings are scanned eight bytes at a time for their end, an escape or a
 /// control character; wherever those fall against the eight-byte words, a
 /// string reads as the text it spells, and a bad byte fails at its place.
-@Suite(.timeLimit(.minutes(10))) struct JSONStringScanningTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct JSONStringScanningTests {
     static let alphabet: [String] = [
         "a", "Z", "0", " ", "/", "~", "\u{7F}", "\"", "\\", "\n", "\t", "\u{01}", "\u{1F}", "é",
         "€", "😀", "e\u{301}",

@@ -6,7 +6,7 @@ import Testing
 
 /// The key check looks at printable ASCII eight bytes at a time; it must
 /// refuse and accept exactly the keys a character-by-character check does.
-@Suite(.timeLimit(.minutes(10))) struct KeyCheckTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct KeyCheckTests {
     /// C0 controls, DEL and C1 controls, by Unicode scalar.
     private func hasControl(_ key: String) -> Bool {
         key.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) }
@@ -41,7 +41,7 @@ import Testing
 /// change when any one byte of a file changes, wherever the byte is: in one
 /// of the four lanes of a 32-byte step, in the eight-byte steps after
 /// them, or in the tail.
-@Suite(.timeLimit(.minutes(10))) struct ContentHashTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct ContentHashTests {
     @Test func changingAnyOneByteChangesTheHash() {
         var generator = SeededGenerator(state: 0xC0DE)
         for length in [1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 100, 1000] {
@@ -61,7 +61,7 @@ import Testing
 
 /// A file revision's text, written digit by digit, reads as the numbers
 /// it is made of, at their extremes too.
-@Suite(.timeLimit(.minutes(10))) struct RevisionTokenTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct RevisionTokenTests {
     @Test func numbersAreWrittenAsSwiftPrintsThem() {
         let unsigned: [UInt64] = [0, 1, 9, 10, 99, 100, 12_345, UInt64(Int64.max), .max]
         let signed: [Int64] = [0, -1, 7, -10, 1_000_000_007, .min, .max]

@@ -1,5 +1,6 @@
 import Foundation
 import PreferencesTestSupport
+import PreferencesTesting
 import Testing
 
 @testable import Preferences
@@ -7,7 +8,7 @@ import Testing
 /// Live reads (S16, <doc:StoreGuarantees>): an open store keeps itself current, with one
 /// directory watch per process however many stores are open, on a bounded
 /// set of threads.
-@Suite(.timeLimit(.minutes(5))) struct LiveReadsTests {
+@Suite(.scaledTimeLimit(minutes: 5)) struct LiveReadsTests {
     private struct Counted: PreferencesRecord {
         var counter = 0
     }
@@ -129,7 +130,8 @@ import Testing
 /// Real processes: a service that only reads, and many stores in one process.
 /// The limit leaves room for the reader's own watchdog (15 minutes, for a
 /// loaded machine under ThreadSanitizer).
-@Suite(.serialized, .timeLimit(.minutes(20))) struct LiveReadsProcessTests {
+@Suite(.takesTurns(.processes), .serialized, .scaledTimeLimit(minutes: 20))
+struct LiveReadsProcessTests {
     static let rounds = 100
 
     /// A service reading `store[.counter]` on a loop (no feed, no reload)
@@ -270,7 +272,9 @@ final class Watchdog: Sendable {
 
     init(_ child: RunningProcess, seconds: Int) {
         let cancelled = cancelled
-        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds)) {
+        DispatchQueue.global().asyncAfter(
+            deadline: .now() + TestTime.scaled(seconds: Double(seconds))
+        ) {
             if !cancelled.withLock({ $0 }) { child.kill() }
         }
     }

@@ -12,7 +12,7 @@ private struct Display: PreferencesRecord {
 
 /// A store opened with its declared keys publishes their manifest beside
 /// its file, where `prefs` finds it (7.6, <doc:CommandLineTool>).
-@Suite(.timeLimit(.minutes(10))) struct ManifestPublishingTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct ManifestPublishingTests {
     let workspace: CLIWorkspace
     var published: URL { workspace.file("prefs.keys.json") }
 

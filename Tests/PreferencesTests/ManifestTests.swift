@@ -20,7 +20,7 @@ private struct ManifestSettings: PreferencesRecord {
     }
 }
 
-@Suite(.timeLimit(.minutes(10))) struct ManifestTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct ManifestTests {
     static let speed = PreferenceKey<Speed>("speed", default: .slow, help: "How fast to go.")
     static let optionalSpeed = PreferenceKey<Speed?>("optional_speed", default: nil)
     static let described = PreferenceKey<Bool>(

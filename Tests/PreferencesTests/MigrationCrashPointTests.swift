@@ -9,7 +9,9 @@ import Testing
 /// itself there. After the kill the store and the legacy source are in the
 /// state that moment implies, and a rerun ends in the same state as a
 /// migration never interrupted.
-@Suite("Migration: named crash points", .timeLimit(.minutes(10)))
+@Suite(
+    "Migration: named crash points", .serialized, .takesTurns(.processes),
+    .scaledTimeLimit(minutes: 10))
 struct MigrationCrashPointTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let point: String

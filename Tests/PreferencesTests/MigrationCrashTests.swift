@@ -10,7 +10,8 @@ import Testing
     import Darwin
 #endif
 
-@Suite("Migration: crash safety", .timeLimit(.minutes(30)))
+@Suite(
+    "Migration: crash safety", .serialized, .takesTurns(.processes), .scaledTimeLimit(minutes: 30))
 struct MigrationCrashTests {
     /// The list `prefs-harness migrate` runs; the rerun uses the same one.
     static func migrations(

@@ -40,7 +40,7 @@ final class ObservedStorage: PreferencesStorage {
     }
 }
 
-@Suite("Migration: legacy import", .timeLimit(.minutes(10)))
+@Suite("Migration: legacy import", .scaledTimeLimit(minutes: 10))
 struct MigrationLegacyImportTests {
     let directory: TemporaryDirectory
     let file: URL

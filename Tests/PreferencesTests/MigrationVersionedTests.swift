@@ -19,7 +19,7 @@ final class RunCounter: Sendable {
     func increment() { count.withLock { $0 += 1 } }
 }
 
-@Suite("Migration: versioned steps", .timeLimit(.minutes(10)))
+@Suite("Migration: versioned steps", .scaledTimeLimit(minutes: 10))
 struct MigrationVersionedTests {
     let directory: TemporaryDirectory
     let file: URL

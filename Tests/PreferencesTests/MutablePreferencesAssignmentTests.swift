@@ -1,12 +1,13 @@
 import Foundation
 import PreferencesTestSupport
+import PreferencesTesting
 import Testing
 
 @testable import Preferences
 
 /// Setting a key looks it up once: the new value goes in and the earlier one
 /// comes back. What a user sees must be what it was with two lookups.
-@Suite(.timeLimit(.minutes(10))) struct MutablePreferencesAssignmentTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct MutablePreferencesAssignmentTests {
     /// Swift's `==` calls a string in another Unicode spelling (é as one
     /// scalar, and as e with a combining accent) equal, and -0.0 equal to
     /// 0.0. Setting such a value changes nothing: the stored spelling stays,
@@ -68,7 +69,7 @@ import Testing
 
 /// `merge` stores many values in one step; what it stores, rolls back and
 /// refuses must be what setting each key in turn does.
-@Suite(.timeLimit(.minutes(10))) struct MutablePreferencesMergeTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct MutablePreferencesMergeTests {
     private func imported(_ count: Int) -> [String: PreferenceValue] {
         var values: [String: PreferenceValue] = [:]
         for index in 0..<count { values["imported.\(index)"] = .string("value \(index)") }
@@ -170,7 +171,7 @@ import Testing
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     try await store.edit { prefs in
-                        _ = release.wait(timeout: .now() + 120)
+                        _ = release.wait(timeout: .now() + TestTime.scaled(seconds: 120))
                         prefs[raw: "first"] = 1
                     }
                 }

@@ -6,7 +6,7 @@ import Testing
 
 /// `snapshot.exported(as:)` / `export(as:)`: the library's writers that
 /// `prefs export` prints.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.scaledTimeLimit(minutes: 2))
 struct PreferencesExportTests {
     static let values: [String: PreferenceValue] = [
         "plain": "fr",

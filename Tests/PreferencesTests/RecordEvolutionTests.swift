@@ -66,7 +66,7 @@ func storedValues(_ url: URL) throws -> [String: PreferenceValue] {
     return values
 }
 
-@Suite(.timeLimit(.minutes(10))) struct RecordEvolutionTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct RecordEvolutionTests {
     @Test func version2ReadsVersion1sFileAndKeepsTheRemovedField() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("settings.json")

@@ -28,7 +28,7 @@ private struct HarnessRecord: PreferencesRecord {
     var label = "harness"
 }
 
-@Suite(.timeLimit(.minutes(5))) struct RecordUpdateTests {
+@Suite(.scaledTimeLimit(minutes: 5)) struct RecordUpdateTests {
     @Test func anUpdateWritesOnlyTheFieldsItChanged() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("profile.json")

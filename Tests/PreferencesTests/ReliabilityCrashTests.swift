@@ -11,7 +11,8 @@ import Testing
 /// the next up to what the file holds (H1, H3, <doc:HistoryAndUndo>).
 ///
 /// 100 kills in every `swift test`; 1,000 with `PREFS_RELIABILITY=full`.
-@Suite(.timeLimit(.minutes(30))) struct ReliabilityCrashTests {
+@Suite(.serialized, .takesTurns(.processes), .scaledTimeLimit(minutes: 30))
+struct ReliabilityCrashTests {
     @Test func killNineAtRandomMomentsLosesNoAcknowledgedWrite() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")

@@ -14,7 +14,7 @@ import Testing
 /// S8, <doc:StoreGuarantees>): each gives `PreferencesError.io` with the fault's errno, leaves the file's bytes
 /// and the store's values as they were, and the same store writes again once
 /// the fault is removed.
-@Suite(.timeLimit(.minutes(10))) struct ReliabilityFaultTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct ReliabilityFaultTests {
     enum Fault: String, CaseIterable, CustomTestStringConvertible {
         case diskFull = "disk full"
         case readOnlyDirectory = "read-only directory"

@@ -6,7 +6,7 @@ import Testing
 
 /// Inputs the fuzz targets (`scripts/fuzz.sh`) found; each once crashed a
 /// parser and must now be answered with the parser's documented error.
-@Suite(.timeLimit(.minutes(10))) struct ReliabilityFuzzRegressionTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct ReliabilityFuzzRegressionTests {
     /// A binary property list whose collection holds an object reference of
     /// 2^64 − 1: read as a negative index, it passed the "below the object
     /// count" check and trapped reading the offset table.

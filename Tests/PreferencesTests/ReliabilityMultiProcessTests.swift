@@ -8,7 +8,8 @@ import Testing
 /// Four processes × 500 read-modify-write increments through `edit`, with
 /// `prefs set` of other keys running beside them (<doc:Reliability>): the count is
 /// exact and every other key holds what was last set.
-@Suite(.timeLimit(.minutes(10))) struct ReliabilityMultiProcessTests {
+@Suite(.serialized, .takesTurns(.processes), .scaledTimeLimit(minutes: 10))
+struct ReliabilityMultiProcessTests {
     static let processes = 4
     static let increments = 500
 

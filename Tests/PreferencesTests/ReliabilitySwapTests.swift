@@ -9,7 +9,7 @@ import Testing
 /// write — a program that ignores the lock, like an editor saving with
 /// rename. The swap happens inside the transform, which runs after the store
 /// has read the file and before it replaces it.
-@Suite(.timeLimit(.minutes(10))) struct ReliabilitySwapTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct ReliabilitySwapTests {
     final class Calls: Sendable {
         let count = Atomic<Int>(0)
     }

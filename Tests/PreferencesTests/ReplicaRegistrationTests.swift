@@ -8,7 +8,7 @@ import Testing
 
 /// A store's registration as a replica on files (F2 in
 /// Sources/Preferences/Preferences.docc/RollingOutAChange.md), in process.
-@Suite(.timeLimit(.minutes(5))) struct ReplicaRegistrationTests {
+@Suite(.scaledTimeLimit(minutes: 5)) struct ReplicaRegistrationTests {
     @Test func anOpenStoreIsRegisteredUntilItsLastHandleGoes() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
@@ -125,7 +125,7 @@ final class CountingRegistrar: PreferencesStorage, @unchecked Sendable {
     }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct ReplicaReportingTests {
+@Suite(.scaledTimeLimit(minutes: 5)) struct ReplicaReportingTests {
     @Test func eachChangeCostsAtMostOneReportAndABurstIsMerged() async throws {
         let storage = CountingRegistrar()
         let store = try await PreferencesStore(storage: storage)

@@ -7,7 +7,7 @@ import Testing
 /// The schema checks cannot pass by ignoring a rule: a keyword the test
 /// validator does not implement is a problem, and the key-manifest schema
 /// rejects what the manifest reader rejects.
-@Suite(.timeLimit(.minutes(10))) struct SchemaStrictnessTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct SchemaStrictnessTests {
     static func schema(_ name: String) throws -> PreferenceValue {
         let url = ManifestTests.schemasURL.appendingPathComponent(name)
         return try JSONText.parse(Array(try Data(contentsOf: url)), source: url.path)

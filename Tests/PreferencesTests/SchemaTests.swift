@@ -7,7 +7,7 @@ import Testing
 /// Checks files the store writes against `Schemas/preferences-file.schema.json`,
 /// with a validator for the keywords the project's schemas use; a keyword it
 /// does not implement is reported as a problem, never ignored.
-@Suite(.timeLimit(.minutes(10))) struct SchemaTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct SchemaTests {
     static var schemaURL: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent(

@@ -12,7 +12,7 @@ extension PreferenceKeys {
 /// Secrets (A3, the library's part): a declared secret's value never reaches
 /// the history, the document says which keys are secret so that every
 /// writer knows, and the file is kept readable by its owner only.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.scaledTimeLimit(minutes: 5))
 struct SecretTests {
     let directory: TemporaryDirectory
     let url: URL

@@ -8,7 +8,7 @@ import Testing
 /// `PreferencesTesting`'s `StorageContract`), and so does one written only
 /// for this test with the public protocol alone. The etcd backend runs it
 /// in `PreferencesEtcdTests`.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.scaledTimeLimit(minutes: 5))
 struct StorageContractTests {
     @Test func theFileBackendKeepsTheContract() async throws {
         try await StorageContract { directory in

@@ -7,7 +7,7 @@ import Testing
 /// `store.difference(to:prune:)` and `store.apply(_:prune:)`: desired
 /// values applied as one change, or nothing. What is "in the file" is read
 /// from the file's bytes.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.scaledTimeLimit(minutes: 5))
 struct StoreApplyTests {
     let directory: TemporaryDirectory
     let url: URL

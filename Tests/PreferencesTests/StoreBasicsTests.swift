@@ -1,10 +1,11 @@
 import Foundation
 import PreferencesTestSupport
+import PreferencesTesting
 import Testing
 
 @testable import Preferences
 
-@Suite(.timeLimit(.minutes(10))) struct StoreBasicsTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct StoreBasicsTests {
     @Test func missingFileIsAnEmptyStoreWithDefaults() async throws {
         let directory = try TemporaryDirectory()
         let store = try await PreferencesStore(fileURL: directory.file("none.json"))
@@ -178,7 +179,7 @@ import Testing
                 prefs[.counter] = 2
                 startedContinuation.yield()
                 // On the store's queue, not the cooperative pool; bounded all the same.
-                if release.wait(timeout: .now() + 60) == .timedOut {
+                if release.wait(timeout: .now() + TestTime.scaled(seconds: 60)) == .timedOut {
                     gaveUp.withLock { $0 = true }
                 }
             }

@@ -39,7 +39,8 @@ final class CountingStorage: PreferencesStorage {
     }
 }
 
-@Suite(.timeLimit(.minutes(10))) struct StoreConcurrencyTests {
+@Suite(.serialized, .takesTurns(.processes), .scaledTimeLimit(minutes: 10))
+struct StoreConcurrencyTests {
     @Test func concurrentSetsShareWritesAndAllLand() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
@@ -50,7 +51,7 @@ final class CountingStorage: PreferencesStorage {
         let release = DispatchSemaphore(value: 0)
         let blocker = Task {
             try await store.edit { prefs in
-                _ = release.wait(timeout: .now() + 120)
+                _ = release.wait(timeout: .now() + TestTime.scaled(seconds: 120))
                 prefs[raw: "k0"] = 0
             }
         }
@@ -88,7 +89,7 @@ final class CountingStorage: PreferencesStorage {
         let write = Task {
             try await first.edit { prefs in
                 started.signal()
-                _ = release.wait(timeout: .now() + 120)
+                _ = release.wait(timeout: .now() + TestTime.scaled(seconds: 120))
                 prefs[.counter] = 7
             }
         }
@@ -97,7 +98,9 @@ final class CountingStorage: PreferencesStorage {
         // would wait for a thread as well.
         let didStart = await withCheckedContinuation { continuation in
             Thread {
-                continuation.resume(returning: started.wait(timeout: .now() + 120) == .success)
+                continuation.resume(
+                    returning: started.wait(timeout: .now() + TestTime.scaled(seconds: 120))
+                        == .success)
             }.start()
         }
         #expect(didStart, "the edit's transform did not run within 120 s")

@@ -9,7 +9,7 @@ import Testing
 /// `values`, as the store writes it, and by key otherwise; and it checks an
 /// entry whose bytes repeat the entry before only by comparing them. Every
 /// document must read exactly as the plain reading of the whole text says.
-@Suite(.timeLimit(.minutes(10))) struct StoreDocumentDecodingTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct StoreDocumentDecodingTests {
     /// Change records as a file may hold them, a few repeated byte for byte,
     /// with entries that are no record (which give a key none).
     static let recordTexts = [

@@ -7,7 +7,7 @@ import Testing
 /// The file's bytes are written by a writer of their own (keys sorted once,
 /// each distinct change record formatted once); they must be exactly what
 /// the general JSON writer gives for the same document (<doc:FileFormat>).
-@Suite(.timeLimit(.minutes(10))) struct StoreDocumentEncodingTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct StoreDocumentEncodingTests {
     /// The document as one JSON tree, written by the general writer.
     static func reference(_ document: StoreDocument) -> [UInt8] {
         var members = document.otherMembers

@@ -6,7 +6,7 @@ import Testing
 
 /// Top-level members a reader does not know are kept (<doc:FileFormat>), so a later
 /// addition to the format never makes a file unreadable to an older reader.
-@Suite(.timeLimit(.minutes(10))) struct StoreDocumentEvolutionTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct StoreDocumentEvolutionTests {
     static let fileWithAFutureMember = """
         {
           "format" : 1,

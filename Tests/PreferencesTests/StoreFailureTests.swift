@@ -4,7 +4,7 @@ import Testing
 
 @testable import Preferences
 
-@Suite(.timeLimit(.minutes(10))) struct StoreFailureTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct StoreFailureTests {
     static let validFile = """
         {
           "format" : 1,

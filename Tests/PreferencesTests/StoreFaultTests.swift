@@ -5,7 +5,8 @@ import Testing
 @testable import Preferences
 
 /// Real faults on real file systems: a read-only mount and a full one.
-@Suite(.enabled(if: canMountTmpfs, "\(TmpfsMount.unavailableReason)"), .timeLimit(.minutes(10)))
+@Suite(
+    .enabled(if: canMountTmpfs, "\(TmpfsMount.unavailableReason)"), .scaledTimeLimit(minutes: 10))
 struct StoreFaultTests {
     @Test func readOnlyDirectoryIsAnIOErrorAndReadsStillWork() async throws {
         let mount = try #require(TmpfsMount(size: "1m"))
@@ -62,7 +63,7 @@ struct StoreFaultTests {
 /// Root bypasses permission bits: the child runs as another user.
 @Suite(
     .enabled(if: canSwitchUser, "needs root and /usr/bin/setpriv to run a child as another user"),
-    .timeLimit(.minutes(10)))
+    .scaledTimeLimit(minutes: 10))
 struct StorePermissionFaultTests {
     @Test func anotherUserWithoutPermissionGetsAnIOError() async throws {
         let directory = try TemporaryDirectory()

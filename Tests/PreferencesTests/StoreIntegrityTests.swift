@@ -41,7 +41,7 @@ private final class QueueBlocker: Sendable {
                 startedContinuation.yield()
                 // Longer than any wait in the tests that use it, so a slow
                 // machine never lets the queue go before they release it.
-                if gate.wait(timeout: .now() + 300) == .timedOut {
+                if gate.wait(timeout: .now() + TestTime.scaled(seconds: 300)) == .timedOut {
                     timedOut.raised.store(true, ordering: .relaxed)
                 }
             }
@@ -64,7 +64,7 @@ private final class QueueBlocker: Sendable {
 }
 
 /// S4: a transform that throws is undone exactly, whatever it called.
-@Suite(.timeLimit(.minutes(10))) struct StoreRollbackTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct StoreRollbackTests {
     struct Oops: Error {}
 
     @Test func aFailedTransformThatClearedEverythingLeavesNoTraceInItsGroup() async throws {
@@ -169,7 +169,7 @@ private final class QueueBlocker: Sendable {
 
 /// S17: a write never runs the corruption policy; it retries the re-read
 /// briefly and then fails, leaving the bad file as it is.
-@Suite(.timeLimit(.minutes(10))) struct StoreWriteTimeCorruptionTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct StoreWriteTimeCorruptionTests {
     static let good = storeFile(#"{"counter" : 1, "language" : "fr"}"#)
     /// An editor half-way through saving in place.
     static let halfSaved = "{\n  \"format\" : 1,\n  \"values\" : {\n    \"coun"
@@ -257,7 +257,7 @@ private final class QueueBlocker: Sendable {
 
 /// The in-memory backend shares one state between stores and tells its
 /// watchers about every write.
-@Suite(.timeLimit(.minutes(10))) struct InMemoryStorageSharingTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct InMemoryStorageSharingTests {
     @Test func twoStoresOnOneBackendShareOneState() async throws {
         let storage = InMemoryStorage()
         let first = try await PreferencesStore(storage: storage)
@@ -307,7 +307,7 @@ private func callCount(_ calls: borrowing Atomic<Int>) -> Int { calls.load(order
 
 /// Change feeds compare what readers see, and republishing compares states
 /// without making readers wait.
-@Suite(.timeLimit(.minutes(10))) struct ChangeFeedDistinctValueTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct ChangeFeedDistinctValueTests {
     static let zoom = PreferenceKey<Double>("zoom", default: 1)
 
     @Test func anIntegerAndTheEqualDoubleAreOneValue() async throws {

@@ -7,7 +7,7 @@ import Testing
 /// Opening a store resolves its file's link once for the whole open (the
 /// identity, the watch and the first read share it). After the open, every
 /// call resolves the link again (S10): a link pointed elsewhere is followed.
-@Suite(.timeLimit(.minutes(10))) struct StoreOpenResolutionTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct StoreOpenResolutionTests {
     static let language = PreferenceKey<String>("language", default: "en")
 
     @Test func aLinkPointedElsewhereAfterTheOpenIsFollowed() async throws {

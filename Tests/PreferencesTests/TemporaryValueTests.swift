@@ -9,7 +9,7 @@ import Testing
 /// it did before, with no write and nothing running at that moment. These
 /// tests wait for time to pass: the end of a temporary value is the clock,
 /// not an event (the feed's delivery of it is awaited as one).
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.scaledTimeLimit(minutes: 5))
 struct TemporaryValueTests {
     let directory: TemporaryDirectory
     let url: URL
@@ -133,7 +133,7 @@ struct TemporaryValueTests {
             group.addTask {
                 try await store.edit { prefs in
                     running.value = true
-                    _ = release.wait(timeout: .now() + 120)
+                    _ = release.wait(timeout: .now() + TestTime.scaled(seconds: 120))
                     prefs[.language] = "fr"
                 }
             }

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Preferences
 
-@Suite(.timeLimit(.minutes(10))) struct ValueTypesTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct ValueTypesTests {
     /// Writes through one store, reopens the file in a fresh process-like
     /// state (a new storage object with a different path spelling) and reads back.
     func roundTrip<Value: Equatable>(

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Preferences
 
-@Suite(.timeLimit(.minutes(5))) struct WatcherReloadRetryTests {
+@Suite(.scaledTimeLimit(minutes: 5)) struct WatcherReloadRetryTests {
     /// The last change before a quiet spell arrives even when the reload it
     /// caused failed: the reload is tried again.
     @Test func aReloadThatFailedIsTriedAgainUntilTheChangeIsRead() async throws {

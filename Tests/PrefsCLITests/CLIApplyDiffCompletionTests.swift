@@ -6,7 +6,7 @@ import Testing
 /// their names, their options, and FILE as a path.
 @Suite(
     .enabled("bash 4 or later is not installed") { try await CompletionShells.bash() != nil },
-    .timeLimit(.minutes(5)))
+    .scaledTimeLimit(minutes: 5))
 struct CLIApplyDiffCompletionTests {
     let workspace: CompletionWorkspace
 

@@ -8,7 +8,7 @@ import Testing
 /// (their rows in the commands table, and 7.3, in
 /// Sources/Preferences/Preferences.docc/CommandLineTool.md):
 /// statuses, lines, one change or nothing.
-@Suite(.timeLimit(.minutes(10))) struct CLIApplyDiffTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct CLIApplyDiffTests {
     let workspace: CLIWorkspace
 
     init() throws {

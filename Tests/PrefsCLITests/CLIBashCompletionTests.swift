@@ -8,7 +8,7 @@ import Testing
 /// `COMP_WORDS` and `COMP_CWORD` set, reading back `COMPREPLY`.
 @Suite(
     .enabled("bash 4 or later is not installed") { try await CompletionShells.bash() != nil },
-    .timeLimit(.minutes(10)))
+    .scaledTimeLimit(minutes: 10))
 struct CLIBashCompletionTests {
     let workspace: CompletionWorkspace
 

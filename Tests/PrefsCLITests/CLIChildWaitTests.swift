@@ -8,7 +8,7 @@ import Testing
 /// How the tests wait for a `prefs` child: every wait has a deadline and
 /// fails with the command line and what the child printed, and no wait
 /// holds a thread of Swift's cooperative pool.
-@Suite(.timeLimit(.minutes(10))) struct CLIChildWaitTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct CLIChildWaitTests {
     @Test func aPrefsChildPastItsDeadlineFailsWithItsCommandLineAndWhatItPrinted() async throws {
         let workspace = try CLIWorkspace()
         try await workspace.prefs("set", "a", "1")

@@ -5,7 +5,7 @@ import Testing
 @testable import Preferences
 
 /// Every command, run as the built `prefs` binary.
-@Suite(.timeLimit(.minutes(10))) struct CLICommandTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct CLICommandTests {
     @Test func setThenGetPrintsStringsRawAndOtherValuesAsJSON() async throws {
         let workspace = try CLIWorkspace()
         #expect(try await workspace.prefs("set", "language", "fr").status == 0)

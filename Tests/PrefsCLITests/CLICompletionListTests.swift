@@ -4,7 +4,7 @@ import Testing
 
 /// `prefs completions --list suites|keys`, which the scripts run when Tab
 /// is pressed: names one per line, and never an error on the user's line.
-@Suite(.timeLimit(.minutes(10))) struct CLICompletionListTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct CLICompletionListTests {
     let workspace: CompletionWorkspace
 
     init() throws {

@@ -8,7 +8,8 @@ import Testing
 /// Sources/Preferences/Preferences.docc/CommandLineTool.md): nothing is lost
 /// when it runs beside other `prefs` processes and a service editing through
 /// the library.
-@Suite(.timeLimit(.minutes(10))) struct CLIConcurrencyTests {
+@Suite(.serialized, .takesTurns(.processes), .scaledTimeLimit(minutes: 10))
+struct CLIConcurrencyTests {
     @Test func fourPrefsSetLoopsAndALibraryWriterLoseNothing() async throws {
         let workspace = try CLIWorkspace()
         let path = workspace.store.path

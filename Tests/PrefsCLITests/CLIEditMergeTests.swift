@@ -8,7 +8,7 @@ import Testing
 /// `prefs edit` against changes another process makes while the editor is
 /// open: the store is not locked meanwhile, and the edit is merged three
 /// ways against the values the editor was shown.
-@Suite(.timeLimit(.minutes(10))) struct CLIEditMergeTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct CLIEditMergeTests {
     /// a = 1, b = "x", started with an editor that waits for `go` and then
     /// writes `edited`; returns once the editor runs.
     func editing(_ edited: String) async throws -> (EditWorkspace, FinishingChild) {

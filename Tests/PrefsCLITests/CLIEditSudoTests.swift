@@ -16,7 +16,7 @@ import Testing
 /// only the store's read and write run as root.
 @Suite(
     .enabled(if: canSwitchUser, "needs root and setpriv to run the editor as another user"),
-    .timeLimit(.minutes(5)))
+    .scaledTimeLimit(minutes: 5))
 struct CLIEditSudoTests {
     @Test func theEditorRunsAsTheInvokingUserOnACopyThatUserOwns() async throws {
         let edit = try EditWorkspace()

@@ -96,7 +96,7 @@ final class EditWorkspace: Sendable {
         async throws
     {
         let url = (records ?? directory).appendingPathComponent(name)
-        let deadline = ContinuousClock.now + timeout
+        let deadline = TestTime.deadline(in: timeout)
         while !FileManager.default.fileExists(atPath: url.path) {
             guard ContinuousClock.now < deadline else {
                 throw DeadlineExceeded(description: "no \(url.path) within \(timeout)")

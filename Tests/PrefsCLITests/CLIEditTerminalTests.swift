@@ -9,7 +9,7 @@ import Testing
 /// `prefs edit` on a terminal: a refused copy is shown and `edit again?
 /// [Y/n]` reopens the editor. Run in a detached tmux session on a socket
 /// of the test's own, answered with `tmux send-keys`.
-@Suite(.enabled(if: tmuxPath != nil, "tmux is not installed"), .timeLimit(.minutes(5)))
+@Suite(.enabled(if: tmuxPath != nil, "tmux is not installed"), .scaledTimeLimit(minutes: 5))
 struct CLIEditTerminalTests {
     /// An editor that writes invalid JSON the first time and `second` the
     /// next times, counting its runs in `runs` and recording the copy's
@@ -162,7 +162,7 @@ struct TmuxSession: Sendable {
 
     /// The screen once it shows `text`; throws with the screen after `timeout`.
     func waitFor(_ text: String, timeout: Duration = .seconds(60)) async throws -> String {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = TestTime.deadline(in: timeout)
         while true {
             let shown = try await screen()
             if shown.contains(text) { return shown }

@@ -6,7 +6,7 @@ import Testing
 
 /// `prefs edit`: the copy the editor gets, which editor, and what a save
 /// (or a failing editor) does to the store, without a terminal.
-@Suite(.timeLimit(.minutes(10))) struct CLIEditTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct CLIEditTests {
     /// a = 1, b = "x", list = [1, 2].
     func seeded() async throws -> EditWorkspace {
         let edit = try EditWorkspace()

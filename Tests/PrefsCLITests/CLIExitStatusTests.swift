@@ -7,7 +7,7 @@ import Testing
 /// Exit statuses and error lines (7.3 in
 /// Sources/Preferences/Preferences.docc/CommandLineTool.md), and that a
 /// failing command leaves the store file exactly as it was.
-@Suite(.timeLimit(.minutes(10))) struct CLIExitStatusTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct CLIExitStatusTests {
     struct Failure: CustomTestStringConvertible, Sendable {
         let arguments: [String]
         let status: Int32

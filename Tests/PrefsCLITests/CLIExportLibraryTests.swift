@@ -6,7 +6,7 @@ import Testing
 
 /// `prefs export` prints the library's export (`snapshot.export(as:)`) byte
 /// for byte, and its warnings.
-@Suite(.timeLimit(.minutes(5))) struct CLIExportLibraryTests {
+@Suite(.scaledTimeLimit(minutes: 5)) struct CLIExportLibraryTests {
     @Test(arguments: PreferencesExport.Format.allCases)
     func exportPrintsTheLibrarysText(format: PreferencesExport.Format) async throws {
         let workspace = try CLIWorkspace()

@@ -7,7 +7,7 @@ import Testing
 
 /// `prefs help [COMMAND]`, `prefs completions` usage, the version, and the
 /// one list of commands that parsing, help and the scripts share.
-@Suite(.timeLimit(.minutes(10))) struct CLIHelpCommandTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct CLIHelpCommandTests {
     static let commands = CLIHelpTests.commands + ["help", "completions"]
 
     @Test func helpAloneIsTheToolsHelp() async throws {

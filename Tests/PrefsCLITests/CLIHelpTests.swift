@@ -3,7 +3,7 @@ import PreferencesTestSupport
 import Testing
 
 /// `prefs --help` and `prefs COMMAND --help`.
-@Suite(.timeLimit(.minutes(10))) struct CLIHelpTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct CLIHelpTests {
     static let commands = [
         "get", "set", "delete", "edit", "list", "clear", "import", "export", "diff", "apply",
         "watch", "log", "revert", "restore", "check", "replicas", "path",

@@ -4,7 +4,7 @@ import Testing
 
 /// The completion scripts for `log`, `revert`, `restore` and `watch
 /// --since`: their options, `-n` as an option that takes a value, and keys.
-@Suite(.timeLimit(.minutes(10))) struct CLIHistoryCompletionTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct CLIHistoryCompletionTests {
     let workspace: CompletionWorkspace
 
     init() throws {

@@ -5,7 +5,7 @@ import Testing
 @testable import Preferences
 
 /// `prefs import` of every legacy format and `prefs export` back out.
-@Suite(.timeLimit(.minutes(10))) struct CLIImportExportTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct CLIImportExportTests {
     struct Source: Sendable, CustomTestStringConvertible {
         let format: String
         let name: String

@@ -6,7 +6,7 @@ import Testing
 @testable import PrefsCLI
 
 /// `prefs log`: the history's changes, newest first, as lines or JSON.
-@Suite(.timeLimit(.minutes(10))) struct CLILogTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct CLILogTests {
     /// a = 1 (#1), b = "hello world" (#2), a = 2 (#3), b removed (#4).
     static let changes = [
         ["set", "a", "1"], ["set", "b", "hello world"], ["set", "a", "2"], ["delete", "b"],

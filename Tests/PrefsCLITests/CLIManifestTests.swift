@@ -7,7 +7,7 @@ import Testing
 /// `--manifest`: typing `set`, defaults in `get`, validation in `set`,
 /// `import` and `check` (7.2 and 7.5 in
 /// Sources/Preferences/Preferences.docc/CommandLineTool.md).
-@Suite(.timeLimit(.minutes(10))) struct CLIManifestTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct CLIManifestTests {
     static let manifestText = """
         {
           "format" : 1,

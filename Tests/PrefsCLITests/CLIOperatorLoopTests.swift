@@ -15,7 +15,7 @@ import Testing
 /// in Sources/Preferences/Preferences.docc/CommandLineTool.md), and shows
 /// who changed what ("Who changed what" in
 /// Sources/Preferences/Preferences.docc/OperatorLoop.md).
-@Suite(.timeLimit(.minutes(10))) struct CLIOperatorLoopTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct CLIOperatorLoopTests {
     let workspace: CLIWorkspace
 
     init() throws {

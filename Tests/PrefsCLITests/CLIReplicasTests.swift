@@ -8,7 +8,8 @@ import Testing
 /// manifest, replica registration, `prefs replicas`, `set --wait` and the
 /// mixed-version guard (F1–F5 in
 /// Sources/Preferences/Preferences.docc/RollingOutAChange.md).
-@Suite(.timeLimit(.minutes(10))) struct CLIReplicasTests {
+@Suite(.serialized, .takesTurns(.processes), .scaledTimeLimit(minutes: 10)) struct CLIReplicasTests
+{
     let workspace: CLIWorkspace
 
     init() throws {

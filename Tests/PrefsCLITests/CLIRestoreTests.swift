@@ -5,7 +5,7 @@ import Testing
 @testable import Preferences
 
 /// `prefs restore --to SEQ|TIME [--dry-run]`: an earlier state, as a new change.
-@Suite(.timeLimit(.minutes(10))) struct CLIRestoreTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct CLIRestoreTests {
     /// a = 1 (#1), b = "x" (#2), a = 2 (#3), b removed (#4), c = true (#5).
     func workspaceWithChanges() async throws -> CLIWorkspace {
         let workspace = try CLIWorkspace()

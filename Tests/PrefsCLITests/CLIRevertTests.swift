@@ -5,7 +5,7 @@ import Testing
 @testable import Preferences
 
 /// `prefs revert SEQ [--force]`: one change undone, as a new change.
-@Suite(.timeLimit(.minutes(10))) struct CLIRevertTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct CLIRevertTests {
     @Test func revertPutsBackTheOldValuesAsANewChange() async throws {
         let workspace = try CLIWorkspace()
         // a = 1 (#1), b = "x" (#2), a = 2 (#3).

@@ -14,7 +14,7 @@ import Testing
 /// Sources/Preferences/Preferences.docc/ChangingSettingsSafely.md): a key a
 /// manifest in force declares `"secret": true` is shown as `<redacted>` by
 /// every command but `get KEY`, and in every message, unless `--reveal`.
-@Suite(.timeLimit(.minutes(10))) struct CLISecretTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct CLISecretTests {
     static let secret = "s3cr3t-Zq9"
     static let redacted = "<redacted>"
 

@@ -15,7 +15,7 @@ import Testing
 /// Sources/Preferences/Preferences.docc/ChangingSettingsSafely.md): the
 /// value holds until then, and afterwards the key reads as before, with no
 /// process running.
-@Suite(.timeLimit(.minutes(10))) struct CLITemporaryTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct CLITemporaryTests {
     let workspace: CLIWorkspace
 
     init() throws {
@@ -161,7 +161,7 @@ struct TimedRead {
 func pollUntil(
     deadline: Duration, _ read: () async throws -> Bool
 ) async throws -> [TimedRead] {
-    let limit = ContinuousClock.now + deadline
+    let limit = TestTime.deadline(in: deadline)
     var pause = Duration.milliseconds(2)
     var reads: [TimedRead] = []
     while true {

@@ -8,7 +8,7 @@ import Testing
 
 /// How `prefs set` types its value (7.2 in
 /// Sources/Preferences/Preferences.docc/CommandLineTool.md).
-@Suite(.timeLimit(.minutes(10))) struct CLITypingTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct CLITypingTests {
     @Test(arguments: [
         ("true", PreferenceValue.bool(true)),
         ("false", .bool(false)),

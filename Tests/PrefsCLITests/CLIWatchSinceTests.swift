@@ -12,7 +12,7 @@ import Testing
 
 /// `prefs watch [KEY ...] --since SEQ`: the history after SEQ, then live
 /// changes, one entry a line; gaps said.
-@Suite(.timeLimit(.minutes(10))) struct CLIWatchSinceTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct CLIWatchSinceTests {
     func watch(_ workspace: CLIWorkspace, _ arguments: String...) throws -> RunningProcess {
         try RunningProcess("prefs", ["--file", workspace.store.path, "watch"] + arguments)
     }

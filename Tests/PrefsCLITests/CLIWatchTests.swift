@@ -11,7 +11,7 @@ import Testing
 #endif
 
 /// `prefs watch`: JSON lines for changes made by other processes, ended by a signal.
-@Suite(.timeLimit(.minutes(10))) struct CLIWatchTests {
+@Suite(.serialized, .takesTurns(.processes), .scaledTimeLimit(minutes: 10)) struct CLIWatchTests {
     /// A watch line without its `modified` member (checked on its own in
     /// `eachLineSaysWhoMadeTheChange`).
     static func withoutModification(_ line: String?) -> String? {

@@ -5,7 +5,7 @@ import Testing
 /// `prefs completions zsh` and `prefs completions fish`: each parses in
 /// its shell and registers itself there; fish, which can complete a line
 /// without a terminal, is driven too.
-@Suite(.timeLimit(.minutes(10))) struct CLIZshFishCompletionTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct CLIZshFishCompletionTests {
     let workspace: CompletionWorkspace
 
     init() throws {

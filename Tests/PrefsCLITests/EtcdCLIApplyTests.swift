@@ -7,7 +7,7 @@ import Testing
 
 /// `prefs diff` and `prefs apply` against a store in etcd: the same lines,
 /// statuses and single change as on a file.
-@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .timeLimit(.minutes(3)))
+@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .scaledTimeLimit(minutes: 3))
 struct EtcdCLIApplyTests {
     /// Runs `prefs` off the cooperative pool, with PREFS_ETCD_* cleared.
     func prefs(_ arguments: [String]) async throws -> ProcessOutput {

@@ -6,7 +6,7 @@ import Testing
 @testable import Preferences
 
 /// `prefs edit` on a store in etcd: the same copy, merge and output as on a file.
-@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .timeLimit(.minutes(3)))
+@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .scaledTimeLimit(minutes: 3))
 struct EtcdCLIEditTests {
     @Test func editWorksOnAStoreInEtcd() async throws {
         let cluster = try await SharedEtcd.cluster()

@@ -13,7 +13,7 @@ import Testing
 
 /// `log`, `revert`, `restore` and `watch --since` on a store in etcd: the
 /// same output as on a file.
-@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .timeLimit(.minutes(3)))
+@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .scaledTimeLimit(minutes: 3))
 struct EtcdCLIHistoryTests {
     func prefs(_ arguments: [String]) async throws -> ProcessOutput {
         var environment = cleanEnvironment()

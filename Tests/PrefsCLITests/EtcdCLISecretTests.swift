@@ -17,7 +17,7 @@ import Testing
 /// `<redacted>` by every command but `get KEY`, and in every message,
 /// unless `--reveal`; and the history etcd keeps beside the store's key
 /// never holds its value.
-@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .timeLimit(.minutes(5)))
+@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .scaledTimeLimit(minutes: 5))
 struct EtcdCLISecretTests {
     static let secret = "s3cr3t-Et9"
     static let redacted = "<redacted>"

@@ -8,7 +8,7 @@ import Testing
 /// `prefs set --for` on a store in etcd: a fresh reader, on its own
 /// clock, reads the earlier value once the end has passed (A4 in
 /// Sources/Preferences/Preferences.docc/ChangingSettingsSafely.md).
-@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .timeLimit(.minutes(3)))
+@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .scaledTimeLimit(minutes: 3))
 struct EtcdCLITemporaryTests {
     func prefs(_ arguments: [String]) async throws -> ProcessOutput {
         var environment = cleanEnvironment()

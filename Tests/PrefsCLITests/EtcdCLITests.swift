@@ -8,7 +8,9 @@ import Testing
 
 /// `prefs` against etcd (E7): the same commands, output and exit codes as
 /// on a file.
-@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .timeLimit(.minutes(3)))
+@Suite(
+    .serialized, .takesTurns(.clusters), .enabled(if: etcdAvailable, etcdUnavailableReason),
+    .scaledTimeLimit(minutes: 3))
 struct EtcdCLITests {
     /// Runs `prefs` off the cooperative pool, with PREFS_ETCD_* cleared
     /// and `environment` added.

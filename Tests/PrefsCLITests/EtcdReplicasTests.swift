@@ -11,7 +11,9 @@ import Testing
 /// registrations bound to leases, `prefs replicas`, `set --wait` and the
 /// mixed-version guard (F2–F5 in
 /// Sources/Preferences/Preferences.docc/RollingOutAChange.md).
-@Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .timeLimit(.minutes(5)))
+@Suite(
+    .serialized, .takesTurns(.clusters), .enabled(if: etcdAvailable, etcdUnavailableReason),
+    .scaledTimeLimit(minutes: 5))
 struct EtcdReplicasTests {
     let cluster: EtcdCluster
     let key = uniqueKey("replicas")
@@ -138,7 +140,7 @@ struct EtcdReplicasTests {
         // The lease is revoked as the store closes (without making the
         // closing wait): no TTL to wait for.
         var left = try await pids()
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = TestTime.deadline(in: .seconds(5))
         while !left.isEmpty && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
             left = try await pids()

@@ -70,7 +70,7 @@ package final class FeedRecorder<Element: Sendable>: Sendable {
                 return
             }
             Task { [shared] in
-                try? await Task.sleep(for: timeout)
+                try? await Task.sleep(for: TestTime.scaled(timeout))
                 let expired = shared.state.withLock {
                     state -> CheckedContinuation<Element?, Never>? in
                     guard let waiter = state.waiter, waiter.id == id else { return nil }

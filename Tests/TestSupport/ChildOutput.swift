@@ -90,8 +90,10 @@ package final class ChildOutput: Sendable {
     }
 
     /// The next line; nil once the output has ended. Throws
-    /// ``DeadlineExceeded`` (with the transcript) if no line comes in `timeout`.
+    /// ``DeadlineExceeded`` (with the transcript) if no line comes in
+    /// `timeout` (scaled by ``TestTime/scale``).
     package func nextLine(timeout: Duration = .seconds(60)) async throws -> String? {
+        let timeout = TestTime.scaled(timeout)
         let deadline = ContinuousClock.now + timeout
         while true {
             let (line, ended) = takeLine()
@@ -110,7 +112,8 @@ package final class ChildOutput: Sendable {
     /// cooperative pool: from async code it is a compile-time error).
     @available(*, noasync, message: "use nextLine(timeout:)")
     package func blockingNextLine(timeout: Duration = .seconds(60)) throws -> String? {
-        let limit = Date(timeIntervalSinceNow: Double(timeout.components.seconds) + 0.5)
+        let timeout = TestTime.scaled(timeout)
+        let limit = Date(timeIntervalSinceNow: timeout.seconds)
         arrived.lock()
         defer { arrived.unlock() }
         while true {

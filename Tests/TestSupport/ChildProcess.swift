@@ -161,13 +161,14 @@ package final class FinishingChild: @unchecked Sendable {
     {
         let ended = DispatchSemaphore(value: 0)
         whenFinished { ended.signal() }
+        let timeout = TestTime.scaled(timeout)
         if ended.wait(timeout: .now() + timeout.seconds) == .timedOut {
             kill()
             Issue.record(
                 Comment(rawValue: deadlineExceeded(timeout).description),
                 sourceLocation: sourceLocation)
             // Killed, it ends at once, unless something it started keeps its output open.
-            _ = ended.wait(timeout: .now() + 10)
+            _ = ended.wait(timeout: .now() + TestTime.scaled(seconds: 10))
         }
         return result()
     }
@@ -218,7 +219,7 @@ private func finish(_ child: FinishingChild, timeout: Duration) async throws -> 
         try await withDeadline(child.commandLine, timeout: timeout) { await child.finished() }
     } catch is DeadlineExceeded {
         child.kill()
-        throw child.deadlineExceeded(timeout)
+        throw child.deadlineExceeded(TestTime.scaled(timeout))
     }
     return child.result()
 }

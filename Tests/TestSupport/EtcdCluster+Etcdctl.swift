@@ -4,16 +4,18 @@ import PreferencesTesting
 
 /// `etcdctl` against the cluster, and the users and roles set up with it.
 extension EtcdCluster {
-    /// Runs `etcdctl` against the cluster (or only `members`), killed after 15 s at most.
+    /// Runs `etcdctl` against the cluster (or only `members`), killed after
+    /// 15 s (scaled by ``TestTime/scale``) at most.
     @discardableResult
     package func etcdctl(
         _ arguments: [String], input: String? = nil, user: String? = nil, members: [Int]? = nil
     ) throws -> ProcessOutput {
         let chosen = members.map { $0.map { endpoints[$0].absoluteString } } ?? [endpointList]
         var all = [
-            "--signal=KILL", "15", etcdctlPath!,
+            "--signal=KILL", "\(Int(TestTime.scaled(seconds: 15)))", etcdctlPath!,
             "--endpoints=\(chosen.joined(separator: ","))",
-            "--dial-timeout=3s", "--command-timeout=5s",
+            "--dial-timeout=\(Int(TestTime.scaled(seconds: 3)))s",
+            "--command-timeout=\(Int(TestTime.scaled(seconds: 5)))s",
         ]
         if let user { all.append("--user=\(user)") }
         if let tls { all.append("--cacert=\(tls.authority)") }

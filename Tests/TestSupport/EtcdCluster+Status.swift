@@ -1,5 +1,6 @@
 import Foundation
 import PreferencesEtcd
+import PreferencesTesting
 
 /// Members' status through the gateway: raw calls, the leader, waits for one.
 extension EtcdCluster {
@@ -40,6 +41,7 @@ extension EtcdCluster {
     /// Waits until every listed member answers and knows a leader.
     package func waitForLeader(deadline seconds: TimeInterval, members indices: [Int]? = nil) throws
     {
+        let seconds = TestTime.scaled(seconds: seconds)
         let deadline = Date().addingTimeInterval(seconds)
         let indices = indices ?? Array(members.indices)
         if tls != nil {
@@ -84,7 +86,8 @@ extension EtcdCluster {
 
     /// The index of the current leader.
     package func leaderIndex() throws -> Int {
-        let deadline = Date().addingTimeInterval(10)
+        let seconds = TestTime.scaled(seconds: 10)
+        let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             for index in members.indices where members[index].process != nil {
                 if let status = status(index), !status.leader.isEmpty,
@@ -95,6 +98,6 @@ extension EtcdCluster {
             }
             Thread.sleep(forTimeInterval: 0.05)
         }
-        throw ClusterError(message: "no member says it is the leader after 10 s")
+        throw ClusterError(message: "no member says it is the leader after \(seconds) s")
     }
 }

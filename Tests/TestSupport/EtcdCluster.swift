@@ -57,8 +57,18 @@ package final class EtcdCluster: @unchecked Sendable {
         package var peerURL: String { "http://127.0.0.1:\(peerPort)" }
     }
 
-    /// The longest a member process may live.
-    package static let lifetime = 300
+    /// The longest a member process may live, in seconds: five minutes
+    /// (scaled) for a test's own cluster; the shared one lives as long as
+    /// a whole run may.
+    package let lifetime: Int
+
+    /// Raft's heartbeat and election timeout, in milliseconds: etcd's own
+    /// defaults (100 ms and 1 s), scaled with every other deadline. Half of
+    /// them let a member kept from the processor for half a second (two
+    /// cores running the whole suite) start an election; a killed leader is
+    /// still replaced within a few seconds.
+    package static let heartbeat = Int(TestTime.scaled(seconds: 100))
+    package static let electionTimeout = Int(TestTime.scaled(seconds: 1_000))
     /// Data directories and logs; in memory (/dev/shm) where there is one,
     /// so members' fsyncs cost little.
     package let directory: TemporaryDirectory
@@ -81,9 +91,12 @@ package final class EtcdCluster: @unchecked Sendable {
     }
     package let tls: TLS?
 
-    /// Starts `size` members and waits (up to 20 s) until the cluster has a leader.
-    package init(size: Int = 1, extraArguments: [String] = [], tls: TLS? = nil) throws {
+    /// Starts `size` members and waits (up to 20 s, scaled) until the cluster has a leader.
+    package init(
+        size: Int = 1, extraArguments: [String] = [], tls: TLS? = nil, lifetime: Int = 300
+    ) throws {
         self.tls = tls
+        self.lifetime = Int(TestTime.scaled(seconds: Double(lifetime)))
         directory = try TemporaryDirectory(
             in: FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : nil)
         self.extraArguments = extraArguments
@@ -157,7 +170,7 @@ package final class EtcdCluster: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
         process.arguments =
             [
-                "--signal=KILL", "\(Self.lifetime)", etcdServerPath!,
+                "--signal=KILL", "\(lifetime)", etcdServerPath!,
                 "--name", member.name, "--data-dir", member.dataDirectory,
                 "--listen-client-urls", member.clientURL.absoluteString,
                 "--advertise-client-urls", member.clientURL.absoluteString,
@@ -166,7 +179,8 @@ package final class EtcdCluster: @unchecked Sendable {
                 "--initial-cluster", initialCluster,
                 "--initial-cluster-state", state,
                 "--initial-cluster-token", token,
-                "--heartbeat-interval", "50", "--election-timeout", "500",
+                "--heartbeat-interval", "\(Self.heartbeat)",
+                "--election-timeout", "\(Self.electionTimeout)",
                 "--logger", "zap", "--log-level", "error",
             ] + extraArguments
             + (tls.map { ["--cert-file", $0.certificate, "--key-file", $0.key] } ?? [])
@@ -202,7 +216,7 @@ package final class EtcdCluster: @unchecked Sendable {
         return children?.split(separator: " ").first.flatMap { Int32($0) }
     }
 
-    /// Kills a member with SIGKILL and waits (up to 10 s) until it is gone;
+    /// Kills a member with SIGKILL and waits (up to 10 s, scaled) until it is gone;
     /// a member still there after that is recorded as a test issue.
     ///
     /// The signal goes to the server, to the wrapper's process group and to
@@ -217,9 +231,10 @@ package final class EtcdCluster: @unchecked Sendable {
             sendSignal(SIGKILL, to: -process.processIdentifier)
             sendSignal(SIGKILL, to: process.processIdentifier)
         }
-        if members[index].exited?.wait(timeout: .now() + 10) == .timedOut {
+        let limit = TestTime.scaled(seconds: 10)
+        if members[index].exited?.wait(timeout: .now() + limit) == .timedOut {
             Issue.record(
-                "etcd member \(members[index].name) (pid \(process.processIdentifier)) was still running 10 s after SIGKILL"
+                "etcd member \(members[index].name) (pid \(process.processIdentifier)) was still running \(limit) s after SIGKILL"
             )
         }
         lock.lock()

@@ -33,7 +33,10 @@ package enum FileIntegrity {
         await withCheckedContinuation { continuation in
             let once = Once(continuation)
             Thread { once.resume(body()) }.start()
-            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { once.resume(nil) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + TestTime.scaled(seconds: seconds))
+            {
+                once.resume(nil)
+            }
         }
     }
 
@@ -48,7 +51,10 @@ package enum FileIntegrity {
                     once.resume(.failure(error))
                 }
             }
-            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { once.resume(nil) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + TestTime.scaled(seconds: seconds))
+            {
+                once.resume(nil)
+            }
         }
     }
 

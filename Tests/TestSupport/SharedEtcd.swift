@@ -23,7 +23,7 @@ package enum SharedEtcd {
             starting.lock()
             defer { starting.unlock() }
             if let cluster = shared.value { return cluster }
-            let cluster = try EtcdCluster(size: 1)
+            let cluster = try EtcdCluster(size: 1, lifetime: 3_600)
             shared.value = cluster
             atexit { SharedEtcd.stop() }
             return cluster

@@ -107,7 +107,8 @@ package final class RunningProcess: @unchecked Sendable {
             process.waitUntilExit()
             done.signal()
         }.start()
-        guard done.wait(timeout: .now() + .seconds(Int(timeout.components.seconds))) == .success
+        let timeout = TestTime.scaled(timeout)
+        guard done.wait(timeout: .now() + timeout.seconds) == .success
         else {
             kill()
             throw DeadlineExceeded(

@@ -1,4 +1,6 @@
 import Foundation
+import PreferencesTesting
+import Testing
 
 #if canImport(Glibc)
     import Glibc
@@ -23,10 +25,11 @@ package func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) 
     }
 }
 
-/// Checks `condition` every millisecond until it holds or `seconds` pass;
-/// for synchronous reads, which have no event to await.
+/// Checks `condition` every millisecond until it holds or `seconds`
+/// (scaled by ``TestTime/scale``) pass; for synchronous reads, which have
+/// no event to await.
 package func eventually(seconds: Int = 10, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(seconds)
+    let deadline = TestTime.deadline(in: .seconds(seconds))
     while ContinuousClock.now < deadline {
         if condition() { return true }
         try? await Task.sleep(for: .milliseconds(1))
@@ -42,5 +45,14 @@ package func stopChildren(_ children: [RunningProcess]) async throws {
         child.kill(SIGCONT)
         child.kill(SIGKILL)
         _ = try await child.exit(timeout: .seconds(30))
+    }
+}
+
+extension Trait where Self == TimeLimitTrait {
+    /// A time limit of `minutes` times ``TestTime/scale``, rounded up to
+    /// whole minutes (the unit Swift Testing's limits take): the limit of
+    /// every test, scaled with its deadlines.
+    package static func scaledTimeLimit(minutes: Int) -> Self {
+        .timeLimit(.minutes(Int((Double(minutes) * TestTime.scale).rounded(.up))))
     }
 }

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Preferences
 
-@Suite(.timeLimit(.minutes(10))) struct LegacyEnvdirTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct LegacyEnvdirTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let name: String
         let file: String

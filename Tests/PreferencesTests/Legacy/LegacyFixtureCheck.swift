@@ -11,7 +11,7 @@ import Testing
 /// Enabled only when `LEGACY_FIXTURES_DIR` names an existing folder, so the
 /// ordinary test run never reads outside the repository;
 /// `scripts/check-legacy-fixtures.sh` sets it.
-@Suite(.timeLimit(.minutes(10))) struct LegacyFixtureCheck {
+@Suite(.scaledTimeLimit(minutes: 10)) struct LegacyFixtureCheck {
     static let folder = ProcessInfo.processInfo.environment["LEGACY_FIXTURES_DIR"] ?? ""
 
     /// What the parser should do with a file.

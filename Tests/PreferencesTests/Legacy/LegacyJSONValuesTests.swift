@@ -3,7 +3,7 @@ import Testing
 
 @testable import Preferences
 
-@Suite(.timeLimit(.minutes(10))) struct LegacyJSONValuesTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct LegacyJSONValuesTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let text: String
         let expected: [String: PreferenceValue]

@@ -7,7 +7,7 @@ import Testing
 /// values without escapes; the reference reader decodes the text into
 /// UTF-16 first, as the JDK does. On random files made of the characters
 /// the rules care about, both must give the same values, or the same error.
-@Suite(.timeLimit(.minutes(10))) struct LegacyPropertiesDifferentialTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct LegacyPropertiesDifferentialTests {
     /// Pieces that exercise separators, white space, line ends,
     /// continuations, comments, escapes (good and malformed, surrogate
     /// halves), characters outside ASCII and plain text.

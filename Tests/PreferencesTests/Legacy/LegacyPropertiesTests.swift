@@ -3,7 +3,7 @@ import Testing
 
 @testable import Preferences
 
-@Suite(.timeLimit(.minutes(10))) struct LegacyPropertiesTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct LegacyPropertiesTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let name: String
         let input: String

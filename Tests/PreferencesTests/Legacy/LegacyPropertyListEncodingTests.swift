@@ -8,7 +8,7 @@ import Testing
 /// mark decides first (UTF-8, UTF-16 and UTF-32, either byte order); without
 /// one, a zero in the first two bytes means UTF-16; otherwise the XML
 /// declaration's `encoding` does, UTF-8 when there is none.
-@Suite(.timeLimit(.minutes(10))) struct LegacyPropertyListEncodingTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct LegacyPropertyListEncodingTests {
     enum Encoding: Sendable {
         case utf8, utf16LE, utf16BE, utf32LE, utf32BE, latin1
 

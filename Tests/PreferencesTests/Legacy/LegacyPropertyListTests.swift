@@ -4,7 +4,7 @@ import Testing
 
 @testable import Preferences
 
-@Suite(.timeLimit(.minutes(10))) struct LegacyPropertyListTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct LegacyPropertyListTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let name: String
         let body: String

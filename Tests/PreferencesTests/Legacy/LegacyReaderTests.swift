@@ -4,7 +4,7 @@ import Testing
 
 @testable import Preferences
 
-@Suite(.timeLimit(.minutes(10))) struct LegacyReaderTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct LegacyReaderTests {
     /// A fresh directory for one test, removed afterwards.
     final class TemporaryDirectory {
         let url: URL

@@ -7,7 +7,7 @@ import Testing
 /// Every parser must answer any input with values or a `legacyFormat` error,
 /// never a crash or another error: mutated valid documents, seeded so a
 /// failure repeats.
-@Suite(.timeLimit(.minutes(10))) struct LegacyRobustnessTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct LegacyRobustnessTests {
     static func mutations(of seed: [UInt8], count: Int, generator: inout SeededGenerator)
         -> [[UInt8]]
     {

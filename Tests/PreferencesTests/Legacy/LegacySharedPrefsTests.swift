@@ -3,7 +3,7 @@ import Testing
 
 @testable import Preferences
 
-@Suite(.timeLimit(.minutes(10))) struct LegacySharedPrefsTests {
+@Suite(.scaledTimeLimit(minutes: 10)) struct LegacySharedPrefsTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let name: String
         let body: String
