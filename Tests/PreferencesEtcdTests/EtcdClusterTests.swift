@@ -51,11 +51,15 @@ struct EtcdClusterTests {
     /// if that takes longer than `seconds`; a child that did not is
     /// described by what went wrong.
     func finish(_ children: [RunningProcess], within seconds: Double) async throws -> [String] {
-        let watchdog = DispatchWorkItem { Self.killRunning(children) }
-        DispatchQueue.global().asyncAfter(
-            deadline: .now() + TestTime.scaled(seconds: seconds), execute: watchdog)
+        let limit = TestTime.scaled(seconds: seconds)
+        let fired = LockedBox(false)
+        let watchdog = DispatchWorkItem {
+            fired.value = true
+            Self.killRunning(children)
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + limit, execute: watchdog)
         defer { watchdog.cancel() }
-        return try await offPool {
+        let outcomes = try await offPool {
             children.map { child in
                 let limit = Duration.seconds(Int(seconds))
                 let said: String
@@ -72,6 +76,9 @@ struct EtcdClusterTests {
                 }
             }
         }
+        // A child the watchdog killed says so, not only "exit 9".
+        guard fired.value else { return outcomes }
+        return outcomes.map { "\($0) [the children were killed at their deadline, \(limit) s]" }
     }
 
     /// The counter as stored in etcd now.

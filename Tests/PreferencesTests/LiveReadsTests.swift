@@ -188,7 +188,7 @@ struct LiveReadsProcessTests {
         let (delays, fromLaunch, failure) = outcome.withLock {
             ($0.delays, $0.fromLaunch, $0.failure)
         }
-        #expect(failure == nil, "\(failure ?? "")")
+        #expect(failure == nil, "\(failure ?? "")\(watchdog.killed.map { " (\($0))" } ?? "")")
         #expect(delays.count == Self.rounds)
         guard !delays.isEmpty else { return }
         func summary(_ samples: [UInt64]) -> String {
@@ -265,21 +265,29 @@ private struct Census {
     }
 }
 
-/// Kills a child that has not finished by a deadline, so a test waiting on
-/// its output fails instead of hanging.
+/// Kills a child that has not finished by a deadline (scaled), so a test
+/// waiting on its output fails instead of hanging; ``killed`` then says so
+/// for the test's failure.
 final class Watchdog: Sendable {
-    private let cancelled = Locked(false)
+    private let state = Locked((cancelled: false, killed: nil as String?))
 
     init(_ child: RunningProcess, seconds: Int) {
-        let cancelled = cancelled
-        DispatchQueue.global().asyncAfter(
-            deadline: .now() + TestTime.scaled(seconds: Double(seconds))
-        ) {
-            if !cancelled.withLock({ $0 }) { child.kill() }
+        let state = state
+        let limit = TestTime.scaled(seconds: Double(seconds))
+        DispatchQueue.global().asyncAfter(deadline: .now() + limit) {
+            let kill = state.withLock { state -> Bool in
+                guard !state.cancelled else { return false }
+                state.killed = "\(child.lines.name) was killed at its deadline, \(limit) s"
+                return true
+            }
+            if kill { child.kill() }
         }
     }
 
-    func cancel() { cancelled.withLock { $0 = true } }
+    func cancel() { state.withLock { $0.cancelled = true } }
+
+    /// What the watchdog killed, if it did.
+    var killed: String? { state.withLock { $0.killed } }
 }
 
 /// The inotify watches this process holds, from /proc/self/fdinfo.
