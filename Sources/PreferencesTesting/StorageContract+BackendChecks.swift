@@ -243,9 +243,13 @@ extension StorageContract {
         }
         watch.cancel()
         let heard = watched.count
-        // The cancelled watch must not report a later write. A second watch
-        // on the same backend shows when that write has been reported, so
-        // the check waits for an event rather than for a guessed time.
+        // Many more watches, each cancelled right after a burst of writes,
+        // while their events are still on the way: no call reaches a
+        // handler once its cancel() has returned.
+        let late = try await callsAfterCancel(subject, contract)
+        // Nor does a cancelled watch report a later write. A second watch
+        // on the same backend shows when that write has been reported, by
+        // when any call still on its way at a cancel has landed.
         let witness = EventLog()
         let witnessWatch = try #require(
             try await contract.call("witness watch") { try storage.watch(witness.record) },
@@ -263,13 +267,75 @@ extension StorageContract {
                 if bytes == Array("after cancel".utf8) { return }
             }
         }
-        // An absence cannot be awaited: once the witness has the write, a
-        // further 100 ms lets any late delivery to the cancelled watch land.
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(
+            late.value == 0,
+            "handlers were called \(late.value) times after their watch's cancel() had returned")
         #expect(
             watched.count == heard,
             "a cancelled watch reported \(watched.count - heard) events after cancel() returned")
     }
+
+    /// Starts ``cancelRounds`` watches one after another; each, once it has
+    /// reported a write, sees a burst of writes and is cancelled at once, on
+    /// the thread that wrote, while events of the burst may still be on
+    /// their way. The handlers take a while (``slowHandler``), so that events
+    /// queue up behind them. Returns the count of handler calls that began
+    /// after their watch's cancel() had returned (it may still grow while
+    /// late calls land: read it last).
+    static func callsAfterCancel(_ subject: Subject, _ contract: StorageContract)
+        async throws -> LockedBox<Int>
+    {
+        let (storage, other) = (subject.storage, subject.otherHandle)
+        let late = LockedBox(0)
+        for round in 0..<cancelRounds {
+            let events = EventLog()
+            let returned = LockedBox(false)
+            let watch = try #require(
+                try await contract.call("watch \(round)") {
+                    try storage.watch { event in
+                        if returned.value { late.withLock { $0 += 1 } }
+                        events.record(event)
+                        Thread.sleep(forTimeInterval: slowHandler)
+                    }
+                }, "the backend returned no watch")
+            // Cancelled below; this covers a check that fails before (a
+            // second cancel() changes nothing).
+            defer { watch.cancel() }
+            // Two writes, each reported: a watch that reports a first write
+            // with what it read at its start (etcd's) reports the second as
+            // it comes.
+            for step in 0..<2 {
+                let marker = Array("round \(round), step \(step)".utf8)
+                let before = events.count
+                _ = try await contract.call("write, other handle") {
+                    try other.write(marker, ifRevision: other.read().revision)
+                }
+                try await contract.waitFor("watch \(round) to report another handle's write") {
+                    var seen = before
+                    while true {
+                        seen = try await events.next(after: seen)
+                        let bytes = try await contract.call("read") { try storage.read() }.bytes
+                        if bytes == marker { return }
+                    }
+                }
+            }
+            try await contract.call("a burst of writes, then cancel()") {
+                for index in 0..<5 {
+                    _ = try other.write(
+                        Array("round \(round), write \(index)".utf8),
+                        ifRevision: other.read().revision)
+                }
+                watch.cancel()
+                returned.value = true
+            }
+        }
+        return late
+    }
+
+    /// How many watches ``callsAfterCancel(_:_:)`` cancels.
+    static let cancelRounds = 20
+    /// How long each call of its handlers takes, in seconds.
+    static let slowHandler = 0.01
 
     static func oversizedDocumentIsRefused(_ subject: Subject, _ contract: StorageContract)
         async throws

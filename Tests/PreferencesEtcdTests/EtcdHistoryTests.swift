@@ -51,6 +51,31 @@ struct EtcdHistoryTests {
         #expect(keys.first == Substring(key + ".history/00000000000000000001"))
     }
 
+    /// H4 in etcd itself: the archive's keys are pruned to the limit's
+    /// number of entries as entries are archived. With a limit of 10, 100
+    /// changes archive #1–#96 (16 at a time, at #17, #33 … #97) and etcd
+    /// keeps the keys of #87–#96 alone, read with etcdctl.
+    @Test func theArchiveInEtcdKeepsOnlyTheLimitsNumberOfEntries() async throws {
+        let cluster = try await SharedEtcd.cluster()
+        let key = uniqueKey()
+        var limits = PreferencesLimits()
+        limits.history = HistoryLimit(entries: 10)
+        let store = try await PreferencesStore(
+            storage: cluster.storage(key, sharesState: false), limits: limits, liveReads: false)
+        for value in 1...100 { try await store.set(.counter, value) }
+        let listed = try await offPool {
+            try cluster.etcdctlChecked(["get", key + ".history/", "--prefix", "--keys-only"])
+        }
+        let expected = (87...96).map { sequence in
+            let digits = String(sequence)
+            return key + ".history/" + String(repeating: "0", count: 20 - digits.count) + digits
+        }
+        #expect(
+            listed.standardOutput.split(separator: "\n").map(String.init) == expected,
+            "\(listed.standardOutput)")
+        #expect(try await store.history().entries.map(\.sequence) == Array(91...100))
+    }
+
     @Test func aRemovalIsAttributedAndAShortHistorySaysWhereItStarts() async throws {
         let cluster = try await SharedEtcd.cluster()
         let key = uniqueKey()

@@ -190,8 +190,17 @@ struct HistoryTests {
         try await store.set(.counter, 1)
         try await store.set(.counter, 2)
         let second = try #require(try await store.history().entries.last)
+        // Times are kept to the millisecond: #3 comes a millisecond later at
+        // least, so that #2's time names #2 alone.
+        #expect(
+            await eventually { Date() > second.date.addingTimeInterval(0.002) },
+            "the clock to pass #2's millisecond")
         try await store.set(.counter, 3)
-        #expect(try await store.sequence(at: second.date) >= 2)
+        let third = try #require(try await store.history().entries.last)
+        try #require(third.sequence == 3 && third.date > second.date, "\(third)")
+        #expect(try await store.sequence(at: second.date) == 2)
+        #expect(try await store.sequence(at: third.date.addingTimeInterval(-0.001)) == 2)
+        #expect(try await store.sequence(at: third.date) == 3)
         #expect(try await store.sequence(at: Date(timeIntervalSince1970: 0)) == 0)
         try await store.restore(to: Date(timeIntervalSince1970: 0))
         #expect(try fileSnapshot(url).values.isEmpty)
@@ -330,6 +339,68 @@ struct HistoryTests {
         }
     }
 
+    /// H3: a change and its entry are one write. The write of change #17
+    /// is the one that first moves #1–#16 to the archive; it fails right
+    /// after the archive took them. No entry of the failed change is
+    /// anywhere, and the next change is #17 with its own entry, once.
+    @Test func aWriteThatFailsAfterTheArchiveAppendLeavesNoEntryWithoutItsChange() async throws {
+        let storage = FailingAfterArchiveStorage(FileStorage(fileURL: url))
+        let store = try await PreferencesStore(storage: storage, liveReads: false)
+        for value in 1...16 { try await store.set(.counter, value) }
+        #expect(storage.failures.value == 0, "a write failed before #17")
+        await #expect(
+            throws: PreferencesError.io(
+                operation: "write", path: url.path, code: EIO,
+                message: "injected after the archive")
+        ) { try await store.set(.counter, 999) }
+        #expect(storage.failures.value == 1)
+        #expect(store[.counter] == 16 && store.snapshot.sequence == 16)
+        #expect(try fileSnapshot(url).sequence == 16)
+        for value in 17...20 { try await store.set(.counter, value) }
+
+        // Every entry on disk, in the document and in the archive, is one
+        // of a change the document holds: #1–#20, each setting its number.
+        let archived = (contents(directory.file("prefs.json.history")) ?? "")
+            .split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+        #expect(archived.compactMap { $0["sequence"] as? Int } == Array(1...16))
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        let carried = document["history"] as? [[String: Any]] ?? []
+        #expect(carried.compactMap { $0["sequence"] as? Int } == Array(17...20))
+        #expect(document["sequence"] as? Int == 20)
+        let onDisk = Self.newCounters(archived + carried)
+        #expect(onDisk == Dictionary(uniqueKeysWithValues: (1...20).map { ($0, $0) }), "\(onDisk)")
+        // As another process reads it.
+        let log = try await runChild("prefs", ["--file", url.path, "log", "--json"])
+        #expect(log.status == 0, "\(log.standardError)")
+        let logged = log.standardOutput.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(logged.compactMap { $0["sequence"] as? Int } == Array((1...20).reversed()))
+        #expect(Self.newCounters(logged) == onDisk)
+    }
+
+    /// H4 on disk: `prefs.json.history` itself is rewritten with its newest
+    /// entries once it grows past the limit and its slack (a quarter, at
+    /// least 64 entries). With a limit of 10, 200 changes move #1–#192 to
+    /// the archive, 16 at a time; it is rewritten to 10 entries when it
+    /// would hold 80 (#71–#80) and 90 (#151–#160), then takes #161–#192.
+    @Test func theArchiveFileIsTrimmedToItsLimitOnDisk() async throws {
+        let store = try await open(history: HistoryLimit(entries: 10))
+        for value in 1...200 { try await store.set(.counter, value) }
+        let archive = try #require(contents(directory.file("prefs.json.history")))
+        let lines = archive.split(separator: "\n")
+        let sequences = lines.compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?[
+                "sequence"] as? Int
+        }
+        #expect(lines.count == sequences.count, "lines that are not entries")
+        #expect(sequences == Array(151...192), "\(lines.count) lines")
+        #expect(try await store.history().entries.map(\.sequence) == Array(191...200))
+    }
+
     @Test func aTornArchiveLineIsSkippedThenCutOff() async throws {
         let store = try await open()
         for value in 1...40 { try await store.set(.counter, value) }
@@ -360,8 +431,20 @@ struct HistoryTests {
             entries[1].description.hasSuffix("language \"fr\" → (\(large.utf8.count + 2) bytes)"))
         #expect(HistoryEntry(jsonText: Array(entries[1].jsonText.utf8), source: "") == entries[1])
         // Undoing #3 would need the large value back.
-        await #expect(throws: PreferencesError.self) { try await store.revert(3) }
-        await #expect(throws: PreferencesError.self) { try await store.restore(to: 2) }
+        await #expect(
+            throws: PreferencesError.conflict(
+                keys: ["language"],
+                reason:
+                    "change #3 cannot be reverted: the history keeps only the size of these keys' old values"
+            )
+        ) { try await store.revert(3) }
+        await #expect(
+            throws: PreferencesError.conflict(
+                keys: ["language"],
+                reason:
+                    "the state after #2 cannot be restored: the history keeps only the size of these keys' old values"
+            )
+        ) { try await store.restore(to: 2) }
         #expect(store[.language] == "de")
         // The file is not twice the value's size.
         let size = try #require(

@@ -44,7 +44,26 @@ import Testing
         let url = directory.file("prefs.json")
         let store = try await PreferencesStore(fileURL: url, liveReads: false)
         try await store.set(PreferenceKey<Int>("counter", default: 0), 1)
+        // Registration comes up to a second after an open. A store with live
+        // reads opened after this one registers when that time has passed
+        // (the opens waiting then register together): await it, through the
+        // watch of its registrations, not asking it to register sooner.
+        let witness = FileStorage(fileURL: directory.file("witness.json"))
+        let (events, continuation) = AsyncStream.makeStream(
+            of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let watch = try #require(
+            try witness.watchReplicas { continuation.yield() }, "a watch of the registrations")
+        defer { watch.cancel() }
+        let live = try await PreferencesStore(storage: witness)
+        let registered = try await withDeadline("the store with live reads to register") {
+            for await _ in events where try !witness.replicas().isEmpty { return true }
+            return false
+        }
+        #expect(registered)
+        // And this store, asked, finds that it is not to register.
+        await store.registeredAsReplica()
         #expect(try FileStorage(fileURL: url).replicas().isEmpty)
+        withExtendedLifetime(live) {}
     }
 
     @Test func aRegistrationNobodyHoldsIsRemovedByWhoeverLists() async throws {

@@ -74,9 +74,25 @@ struct SecretTests {
         let store = try await PreferencesStore(fileURL: url, declaring: [PreferenceKeys.apiToken])
         try await store.set(.apiToken, "one")
         try await store.set(.apiToken, "two")
-        await #expect(throws: PreferencesError.self) { try await store.revert(2) }
-        await #expect(throws: PreferencesError.self) { try await store.restore(to: 1) }
+        let before = try Data(contentsOf: url)
+        // Refused for the secret itself, even when nothing changed since
+        // and even when forced: the old value is not kept to put back.
+        let refusal = PreferencesError.conflict(
+            keys: ["api_token"],
+            reason:
+                "change #2 cannot be reverted: the history does not keep the values of these secret keys"
+        )
+        await #expect(throws: refusal) { try await store.revert(2) }
+        await #expect(throws: refusal) { try await store.revert(2, force: true) }
+        await #expect(
+            throws: PreferencesError.conflict(
+                keys: ["api_token"],
+                reason:
+                    "the state after #1 cannot be restored: the history does not keep the values of these secret keys"
+            )
+        ) { try await store.restore(to: 1) }
         #expect(store[.apiToken] == "two")
+        #expect(try Data(contentsOf: url) == before, "a refused undo wrote")
     }
 
     @Test func manifestsCarryTheSecretFlag() throws {

@@ -37,6 +37,15 @@ extension CLIWorkspace {
                 + entries.joined(separator: ",") + "]}", to: store)
     }
 
+    /// The times (`at`) of the history entries the store's document
+    /// carries, oldest first, read from its JSON as written.
+    func recordedTimes() throws -> [String] {
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: store)) as? [String: Any])
+        let entries = try #require(document["history"] as? [[String: Any]], "\(document)")
+        return try entries.map { try #require($0["at"] as? String, "\($0)") }
+    }
+
     /// The store file's bytes and identity, to show that nothing wrote it.
     func fileState() throws -> FileState {
         FileState(bytes: try Data(contentsOf: store), identity: try identity(store))

@@ -40,9 +40,9 @@ import Testing
             #expect(ISO8601.parse(words[1]) != nil, "\(line)")
             #expect(words[2] == "\(user) via prefs: \(change)", "\(line)")
         }
-        // Exactly as the library describes the entries it reads.
-        let history = try await workspace.libraryHistory()
-        #expect(output.lines == history.entries.reversed().map(\.description))
+        // Each line's time is the one the file records for its change.
+        let times = output.lines.map { String($0.split(separator: " ")[1]) }
+        #expect(times == Array(try workspace.recordedTimes().reversed()))
     }
 
     @Test func aLineNamesTheSudoUserAndTheCause() async throws {
@@ -121,13 +121,30 @@ import Testing
         let third = entries[2].timestamp
         #expect(try await workspace.prefs("log", "--since", third).lines == Array(all.lines[..<2]))
 
-        // Whole seconds, with Z or an offset: what the library selects for that time.
+        // Whole seconds, in UTC or at an offset: the lines of the changes
+        // made at or after that second. The times are read here with
+        // Foundation's formatters, not the library's reader.
         let second = String(third.prefix(19))
-        for text in [second + "Z", second + "+00:00"] {
-            let date = try #require(ISO8601.parse(text))
-            let expected = try await PreferencesStore(fileURL: workspace.store)
-                .history(since: date).entries.reversed().map(\.description)
-            #expect(!expected.isEmpty)
+        let start = try #require(ISO8601DateFormatter().date(from: second + "Z"))
+        let withMilliseconds = ISO8601DateFormatter()
+        withMilliseconds.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let expected = try all.lines.filter { line in
+            let time = String(line.split(separator: " ")[1])
+            return try #require(withMilliseconds.date(from: time), "\(line)") >= start
+        }
+        try #require(expected.count >= 2, "\(all.lines)")
+        /// `start` as local time at `offset` seconds east of UTC, then `suffix`.
+        func local(_ offset: Int, _ suffix: String) -> String {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(secondsFromGMT: offset)
+            formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss"
+            return formatter.string(from: start) + suffix
+        }
+        for text in [
+            second + "Z", second + "+00:00", local(5 * 3600 + 30 * 60, "+05:30"),
+            local(-3 * 3600, "-03:00"),
+        ] {
             let output = try await workspace.prefs("log", "--since", text)
             #expect(output.status == 0, "\(output.standardError)")
             #expect(output.lines == expected, "\(text)")
@@ -139,12 +156,21 @@ import Testing
         let output = try await workspace.prefs("log", "--json")
         #expect(output.status == 0)
         #expect(output.standardError == "")
-        let history = try await workspace.libraryHistory().entries.reversed().map { $0 }
-        #expect(output.lines == history.map(\.jsonText))
+        // Written out, with the times the file records and this host.
+        let at = Array(try workspace.recordedTimes().reversed())
+        try #require(at.count == 4)
+        let who =
+            #""by":"\#(effectiveUserName())","program":"prefs","host":"\#(Platform.hostName)""#
+        #expect(
+            output.lines == [
+                #"{"sequence":4,"at":"\#(at[0])",\#(who),"changes":{"b":{"old":"hello world"}}}"#,
+                #"{"sequence":3,"at":"\#(at[1])",\#(who),"changes":{"a":{"old":1,"new":2}}}"#,
+                #"{"sequence":2,"at":"\#(at[2])",\#(who),"changes":{"b":{"new":"hello world"}}}"#,
+                #"{"sequence":1,"at":"\#(at[3])",\#(who),"changes":{"a":{"new":1}}}"#,
+            ])
         let parsed = try output.lines.map { line in
             try #require(HistoryEntry(jsonValue: try PreferenceValue(jsonText: line)), "\(line)")
         }
-        #expect(parsed == history)
         #expect(parsed.map(\.sequence) == [4, 3, 2, 1])
         // "old" absent: not set before; "new" absent: removed.
         #expect(output.lines[3].hasPrefix(#"{"sequence":1,"at":""#))

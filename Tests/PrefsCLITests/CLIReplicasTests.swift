@@ -112,6 +112,55 @@ import Testing
         try await stopChildren(children)
     }
 
+    /// A wait is for the change just made, not for any change: a replica
+    /// that applied change 1 and then stopped holds the wait for change 2
+    /// until its timeout, and a wait for change 4 until it resumes.
+    @Test func aStoppedReplicaThatAppliedAnEarlierChangeIsWaitedFor() async throws {
+        let children = [
+            try await startReplica(program: "svc", maximum: 100),
+            try await startReplica(program: "svc", maximum: 100),
+        ]
+        defer { Task { [children] in try? await stopChildren(children) } }
+        let first = try await workspace.prefs("set", "interval_ms", "50", "--wait", "20s")
+        #expect(first.status == 0, "\(first.standardError)")
+        #expect(first.line.hasPrefix("applied on 2/2 replicas in "), "\(first.standardOutput)")
+        #expect(try await replicas().map(\.applied) == [1, 1])
+
+        let stopped = children[1]
+        stopped.kill(SIGSTOP)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let second = try await workspace.prefs("set", "interval_ms", "60", "--wait", "2s")
+        let elapsed = clock.now - start
+        #expect(second.status == 6)
+        #expect(second.standardOutput == "")
+        #expect(
+            second.standardError
+                == "prefs: error: change 2 not applied within 2 s by "
+                + "\(Platform.hostName)/\(stopped.process.processIdentifier) (svc, at 1)\n")
+        #expect(elapsed >= .seconds(2))
+        stopped.kill(SIGCONT)
+        let third = try await workspace.prefs("set", "interval_ms", "70", "--wait", "20s")
+        #expect(third.line.hasPrefix("applied on 2/2 replicas in "), "\(third.standardOutput)")
+
+        // Stopped at change 3, it holds a wait for change 4 until it resumes.
+        stopped.kill(SIGSTOP)
+        let waiter = try RunningProcess(
+            "prefs",
+            ["--file", workspace.store.path, "set", "interval_ms", "80", "--wait", "60s"])
+        defer { Task { [waiter] in try? await stopChildren([waiter]) } }
+        #expect(
+            await eventually(seconds: 30) { hasDirectoryWatch(waiter.process.processIdentifier) },
+            "the waiter's watch of the registrations")
+        #expect(waiter.process.isRunning, "the wait ended while a replica was at change 3")
+        stopped.kill(SIGCONT)
+        let applied = try await waiter.nextLine(timeout: .seconds(30))
+        #expect(applied?.hasPrefix("applied on 2/2 replicas in ") == true, "\(applied ?? "")")
+        #expect(try await waiter.exit(timeout: .seconds(30)) == 0)
+        #expect(try await replicas().map(\.applied) == [4, 4])
+        try await stopChildren(children)
+    }
+
     @Test func aReplicaKilledDuringTheWaitIsReportedGone() async throws {
         let children = [
             try await startReplica(program: "svc", maximum: 100),

@@ -82,9 +82,16 @@ import Testing
         try await workspace.prefs("set", "log_level", "warn")
         let ended = try await workspace.prefs("get", "log_level", "--long").line
         #expect(ended.hasPrefix("warn  # ") && !ended.contains("temporary"), "\(ended)")
+        // The listing says so too: log_level's line ends with who changed
+        // it, while trace stays temporary.
+        let lines = try await workspace.prefs("list", "--long").standardOutput
+            .split(separator: "\n").map(String.init)
+        try #require(lines.count == 2, "\(lines)")
         #expect(
-            !(try await workspace.prefs("list", "--long").standardOutput).contains(
-                "log_level = \"warn\"  # \(match.1)"))
+            try /log_level = "warn"  # \S+Z by [^;]+ using prefs/.wholeMatch(in: lines[0]) != nil,
+            "\(lines[0])")
+        #expect(lines[1].hasPrefix("trace = \"on\"  # "), "\(lines[1])")
+        #expect(lines[1].hasSuffix(", then (unset)"), "\(lines[1])")
     }
 
     @Test func afterTheEndAFreshGetReadsTheEarlierValueWithNothingRunning() async throws {

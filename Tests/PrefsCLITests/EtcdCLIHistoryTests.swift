@@ -22,6 +22,21 @@ struct EtcdCLIHistoryTests {
         return try await offPool { try run("prefs", arguments, environment: final) }
     }
 
+    /// The times (`at`) of the history entries the document at `key`
+    /// carries, by sequence, read from its JSON with `etcdctl`.
+    func recordedTimes(_ cluster: EtcdCluster, _ key: String) async throws -> [Int: String] {
+        let document = try await cluster.document(key)
+        let root = try #require(
+            try JSONSerialization.jsonObject(with: document.value) as? [String: Any])
+        let entries = try #require(root["history"] as? [[String: Any]], "\(document.text)")
+        var times: [Int: String] = [:]
+        for entry in entries {
+            let sequence = try #require(entry["sequence"] as? Int, "\(entry)")
+            times[sequence] = try #require(entry["at"] as? String, "\(entry)")
+        }
+        return times
+    }
+
     @Test func historyCommandsWorkOnAStoreInEtcd() async throws {
         let cluster = try await SharedEtcd.cluster()
         let key = uniqueKey("cli-history")
@@ -36,12 +51,27 @@ struct EtcdCLIHistoryTests {
         let kept = try await store.history().entries
         try #require(kept.map(\.sequence) == [1, 2, 3])
 
+        // Written out, with the times the document in etcd records.
+        let user = effectiveUserName()
+        var at = try await recordedTimes(cluster, key)
+        try #require(at.count == 3, "\(at)")
         let log = try await prefs(etcd + ["log"])
         #expect(log.status == 0, "\(log.standardError)")
-        #expect(log.lines == kept.reversed().map(\.description))
-        #expect(try await prefs(etcd + ["log", "--json", "-n", "1"]).lines == [kept[2].jsonText])
         #expect(
-            try await prefs(etcd + ["log", "a", "--since", "1"]).lines == [kept[1].description])
+            log.lines == [
+                #"#3 \#(at[3]!) \#(user) via prefs: b (unset) → "x""#,
+                "#2 \(at[2]!) \(user) via prefs: a 1 → 2",
+                "#1 \(at[1]!) \(user) via prefs: a (unset) → 1",
+            ])
+        let who = #""by":"\#(user)","program":"prefs","host":"\#(Platform.hostName)""#
+        #expect(
+            try await prefs(etcd + ["log", "--json", "-n", "1"]).lines == [
+                #"{"sequence":3,"at":"\#(at[3]!)",\#(who),"changes":{"b":{"new":"x"}}}"#
+            ])
+        #expect(
+            try await prefs(etcd + ["log", "a", "--since", "1"]).lines == [
+                "#2 \(at[2]!) \(user) via prefs: a 1 → 2"
+            ])
 
         #expect(try await prefs(etcd + ["revert", "2"]).line == "reverted #2 as #4")
         // #2 set a to 2, and #4 changed it since.
@@ -54,11 +84,18 @@ struct EtcdCLIHistoryTests {
         #expect(try await prefs(etcd + ["restore", "--to", "2"]).line == "restored to #2 as #5")
         #expect(try await prefs(etcd + ["list"]).standardOutput == "a = 2\n")
 
+        at = try await recordedTimes(cluster, key)
+        try #require(at.count == 5, "\(at)")
         let watch = try RunningProcess("prefs", etcd + ["watch", "--since", "3"])
         defer { watch.kill(SIGKILL) }
-        let replayed = try await store.history(after: 3).entries
-        #expect(try await watch.nextLine() == replayed[0].jsonText)
-        #expect(try await watch.nextLine() == replayed[1].jsonText)
+        #expect(
+            try await watch.nextLine()
+                == #"{"sequence":4,"at":"\#(at[4]!)",\#(who),"cause":"revert #2","changes":{"a":{"old":2,"new":1}}}"#
+        )
+        #expect(
+            try await watch.nextLine()
+                == #"{"sequence":5,"at":"\#(at[5]!)",\#(who),"cause":"restore to #2","changes":{"a":{"old":1,"new":2},"b":{"old":"x"}}}"#
+        )
         try await store.set(PreferenceKey<Int>("c", default: 0), 7)
         let live = try #require(try await watch.nextLine())
         #expect(live.hasPrefix(#"{"sequence":6,"#), "\(live)")

@@ -51,11 +51,26 @@ struct EtcdReplicasTests {
         return try await offPool { try storage.replicas().map(\.pid) }
     }
 
+    /// The TTL etcd granted the lease of `child`'s registration, or nil.
+    func grantedTTL(of child: RunningProcess) async throws -> String? {
+        let place = key + "/replicas/\(Platform.hostName)-\(child.process.processIdentifier)"
+        return try await offPool { () -> String? in
+            let range = try cluster.post(
+                0, "/v3/kv/range", ["key": Data(place.utf8).base64EncodedString()])
+            guard let lease = (range.json["kvs"] as? [[String: Any]])?.first?["lease"] as? String
+            else { return nil }
+            let life = try cluster.post(0, "/v3/lease/timetolive", ["ID": lease])
+            return life.json["grantedTTL"] as? String
+        }
+    }
+
     @Test func threeReplicasAreListedWaitedForAndAKilledOneExpires() async throws {
         var children: [RunningProcess] = []
         for _ in 0..<3 { children.append(try await startReplica(maximum: 100, ttl: 2)) }
         defer { Task { [children] in try? await stopChildren(children) } }
         #expect(try await pids() == children.map(\.process.processIdentifier).sorted())
+        // Each lease was granted for the 2 s asked, not the default 10 s.
+        for child in children { #expect(try await grantedTTL(of: child) == "2") }
         let table = try await prefs("replicas")
         #expect(table.standardOutput.split(separator: "\n").count == 4, "\(table.standardOutput)")
 
@@ -128,6 +143,55 @@ struct EtcdReplicasTests {
         try await stopChildren(children)
         // Closed stores revoke their leases; killed ones expire; either way,
         // nothing is left once they have.
+    }
+
+    /// A wait is for the change just made: a replica that applied change
+    /// 1 and then stopped holds the wait for change 2 until its timeout.
+    @Test func aStoppedReplicaThatAppliedAnEarlierChangeMakesTheWaitTimeOut() async throws {
+        let children = [try await startReplica(maximum: 100), try await startReplica(maximum: 100)]
+        defer { Task { [children] in try? await stopChildren(children) } }
+        let first = try await prefs("set", "interval_ms", "50", "--wait", "20s")
+        #expect(first.status == 0, "\(first.standardError)")
+        #expect(first.line.hasPrefix("applied on 2/2 replicas in "), "\(first.standardOutput)")
+        let stopped = children[1]
+        stopped.kill(SIGSTOP)
+        let second = try await prefs("set", "interval_ms", "60", "--wait", "2s")
+        #expect(second.status == 6)
+        #expect(
+            second.standardError
+                == "prefs: error: change 2 not applied within 2 s by "
+                + "\(Platform.hostName)/\(stopped.process.processIdentifier) (svc, at 1)\n")
+        stopped.kill(SIGCONT)
+        try await stopChildren(children)
+    }
+
+    /// A replica stopped longer than its lease loses its registration, and
+    /// registers again, with a new lease, when it resumes.
+    @Test func aReplicaWhoseLeaseRanOutWhileStoppedRegistersAgain() async throws {
+        let replica = try await startReplica(maximum: 100, ttl: 2)
+        defer { Task { [replica] in try? await stopChildren([replica]) } }
+        let pid = replica.process.processIdentifier
+        #expect(try await pids() == [pid])
+        try await registrations(of: [pid], goAfter: { replica.kill(SIGSTOP) })
+        let storage = try EtcdStorage(configuration: cluster.configuration(), key: key)
+        let (events, continuation) = AsyncStream.makeStream(
+            of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let watch = try #require(
+            try storage.watchReplicas { continuation.yield() }, "a watch of the registrations")
+        defer { watch.cancel() }
+        replica.kill(SIGCONT)
+        continuation.yield()
+        let back = try await withDeadline("the resumed replica to register again") {
+            for await _ in events {
+                if try await offPool({ try storage.replicas().map(\.pid) }) == [pid] { return true }
+            }
+            return false
+        }
+        #expect(back)
+        #expect(try await grantedTTL(of: replica) == "2")
+        let set = try await prefs("set", "interval_ms", "50", "--wait", "20s")
+        #expect(set.line.hasPrefix("applied on 1/1 replicas in "), "\(set.standardOutput)")
+        try await stopChildren([replica])
     }
 
     @Test func closingAStoreRevokesItsRegistrationAtOnce() async throws {
