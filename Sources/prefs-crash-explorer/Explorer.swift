@@ -113,7 +113,8 @@ struct Explorer {
         process.executableURL = URL(fileURLWithPath: Bundle.main.executablePath!)
         process.arguments = ["--check", workload.name, directory, String(acknowledged)]
         var environment = ProcessInfo.processInfo.environment
-        environment["PREFS_CRASH_SETS_BEFORE_TRIM"] = String(Workload.setsBeforeTrim)
+        environment["PREFS_CRASH_ARCHIVE_SETS"] =
+            "\(Workload.archiveSets.lowerBound)-\(Workload.archiveSets.upperBound)"
         process.environment = environment
         let output = Pipe()
         process.standardOutput = output

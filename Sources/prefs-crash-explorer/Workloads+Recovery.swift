@@ -91,43 +91,45 @@ extension Workload {
         return limits
     }()
 
-    /// The sets before the one that moves entries to the archive and trims
-    /// it, found by running them once (see ``setsBeforeTrim()``).
+    /// Sets of `counter` (1, 2, 3 …): those before `archiveSets` in the
+    /// setup, those of `archiveSets` recorded — from the one that moves the
+    /// document's entries to the archive (an append) to the one that
+    /// rewrites the archive shorter (the trim). Found by running them once
+    /// (``findArchiveSets(in:)``).
     static let archive = Workload(
         name: "archive", quick: true,
-        summary: "history moved to the archive, the archive trimmed",
+        summary: "history appended to the archive, then the archive trimmed",
         limits: archiveLimits,
-        before: ["counter": .int(Int64(setsBeforeTrim))],
-        steps: [
-            Step(changes: ["counter": .int(Int64(setsBeforeTrim + 1))], acknowledgedBy: 1),
-            Step(changes: ["counter": .int(Int64(setsBeforeTrim + 2))], acknowledgedBy: 2),
-        ],
+        before: ["counter": .int(Int64(archiveSets.lowerBound - 1))],
+        steps: archiveSets.enumerated().map { index, value in
+            Step(changes: ["counter": .int(Int64(value))], acknowledgedBy: index + 1)
+        },
         setup: { directory in
             let store = try await openPlain(directory, limits: archiveLimits)
-            for value in 1...setsBeforeTrim { try await store.set(key("counter"), value) }
+            for value in 1..<archiveSets.lowerBound { try await store.set(key("counter"), value) }
         },
         run: { directory in
             let store = try await openPlain(directory, limits: archiveLimits)
-            for value in setsBeforeTrim + 1...setsBeforeTrim + 2 {
+            for value in archiveSets {
                 try await store.set(key("counter"), value)
                 acknowledge()
             }
         })
 
-    /// How many sets of `counter` (1, 2, 3 …) come before the one whose
-    /// write rewrites the archive shorter.
-    nonisolated(unsafe) static var setsBeforeTrim = 0
+    nonisolated(unsafe) static var archiveSets = 1...1
 
-    static func findSetsBeforeTrim(in directory: String) async throws -> Int {
+    static func findArchiveSets(in directory: String) async throws -> ClosedRange<Int> {
         let store = try await openPlain(directory, limits: archiveLimits)
         var lines = 0
+        var lastMove = 1
         for value in 1...400 {
             try await store.set(key("counter"), value)
             let text =
                 (try? String(contentsOfFile: directory + "/prefs.json.history", encoding: .utf8))
                 ?? ""
             let count = text.split(separator: "\n").count
-            if count < lines { return value - 1 }
+            if count < lines { return lastMove...value }
+            if count > lines { lastMove = value }
             lines = count
         }
         throw ExplorerError("the archive was never trimmed in 400 sets")

@@ -29,8 +29,9 @@ exit(status)
 func runExplorer(_ arguments: [String]) async throws -> Int32 {
     if arguments.first == "--check" {
         guard arguments.count == 4, let acknowledged = Int(arguments[3]) else { return 2 }
-        Workload.setsBeforeTrim =
-            Int(ProcessInfo.processInfo.environment["PREFS_CRASH_SETS_BEFORE_TRIM"] ?? "") ?? 0
+        let sets = (ProcessInfo.processInfo.environment["PREFS_CRASH_ARCHIVE_SETS"] ?? "")
+            .split(separator: "-").compactMap { Int($0) }
+        if sets.count == 2 { Workload.archiveSets = sets[0]...sets[1] }
         guard let workload = Workload.named(arguments[1]) else { return 2 }
         for violation in await Checker.check(
             workload, directory: arguments[2], acknowledged: acknowledged)
@@ -84,7 +85,7 @@ func runExplorer(_ arguments: [String]) async throws -> Int32 {
         return 2
     }
     if names.contains("archive") {
-        Workload.setsBeforeTrim = try await Workload.findSetsBeforeTrim(in: scratch + "/probe")
+        Workload.archiveSets = try await Workload.findArchiveSets(in: scratch + "/probe")
     }
     var explorer = Explorer(scratch: scratch, models: models, exhaustiveLimit: exhaustiveLimit)
     explorer.trace = trace
