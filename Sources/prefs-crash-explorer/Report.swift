@@ -48,8 +48,25 @@ enum Report {
 
     private static func describe(_ indices: [Int], _ record: BrokenRecord, _ root: String) -> String
     {
-        if indices.isEmpty { return "nothing" }
-        return indices.map { index in
+        // The lock file's writes (its generation) are never synced and
+        // matter to no invariant: counted, not listed.
+        let isLockFile = { (index: Int) -> Bool in
+            if case .write(let path, _, _) = record.calls[record.micro[index].call] {
+                return path.hasSuffix(".lock")
+            }
+            return false
+        }
+        let lockWrites = indices.filter(isLockFile).count
+        let listed = indices.filter { !isLockFile($0) }
+        var text = listed.isEmpty ? "nothing" : describeEach(listed, record, root)
+        if lockWrites > 0 { text += " (and \(lockWrites) writes of the lock file)" }
+        return text
+    }
+
+    private static func describeEach(_ indices: [Int], _ record: BrokenRecord, _ root: String)
+        -> String
+    {
+        indices.map { index in
             let operation = record.micro[index]
             let call =
                 "#\(operation.call) \(BrokenRecord.describe(record.calls[operation.call], root: root))"
