@@ -121,7 +121,7 @@ enum Checker {
         for entry in history.entries {
             for (name, change) in entry.changes { lastChange[name] = change.new }
         }
-        for (name, new) in lastChange where snapshot.values[name] != new && name != "level" {
+        for (name, new) in lastChange where snapshot.values[name] != new {
             violations.append(
                 Violation(
                     invariant: Violation.history,

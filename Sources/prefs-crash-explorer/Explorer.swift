@@ -119,6 +119,10 @@ struct Explorer {
         let output = Pipe()
         process.standardOutput = output
         try process.run()
+        // A store that hangs on a state is a violation, not a hung run.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 120) {
+            if process.isRunning { process.terminate() }
+        }
         let bytes = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         var violations: [Violation] = []
