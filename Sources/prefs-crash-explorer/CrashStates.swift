@@ -30,6 +30,17 @@ struct CrashStateBuilder {
             durable.formUnion(record.barriers[call] ?? [])
         }
         let issued = record.micro.indices.filter { record.micro[$0].call <= point }
+        if model == .ext4 {
+            // Replace-via-rename: the journal commit that made a rename over
+            // a file durable carried the renamed file's data written before it.
+            for rename in issued where durable.contains(rename) {
+                guard case .rename(_, _, true, let inode) = record.micro[rename].kind else {
+                    continue
+                }
+                durable.formUnion(
+                    issued.filter { $0 < rename && record.micro[$0].inode == inode })
+            }
+        }
         let pending = issued.filter { !durable.contains($0) }
         let choices = PendingChoices(pending: pending, record: record, model: model)
         let groups =
