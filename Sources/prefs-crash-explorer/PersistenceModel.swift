@@ -24,13 +24,14 @@ enum PersistenceModel: String, CaseIterable {
     ///   system prior to its metadata being committed to the journal"): a
     ///   file's size never grows on disk before the data written below the
     ///   new size, so an append never shows zeros;
-    /// - **one journal** (`Documentation/filesystems/ext4/journal.rst`;
-    ///   ALICE, section 3, ext4's ordering of metadata): directory
-    ///   operations persist in the order they were made, in all directories
-    ///   together;
+    /// - **one journal** (`Documentation/filesystems/ext4/journal.rst`:
+    ///   metadata changes are committed in transactions, in order):
+    ///   directory operations persist in the order they were made, in all
+    ///   directories together;
     /// - **replace-via-rename** (`auto_da_alloc` in `ext4.rst`): a rename
     ///   over an existing file persists only with the renamed file's data
-    ///   written before it.
+    ///   written before it, whether a later directory fsync or the
+    ///   journal made it durable.
     case ext4
 }
 
