@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "PreferencesTesting", targets: ["PreferencesTesting"]),
         .executable(name: "prefs", targets: ["prefs"]),
         .executable(name: "prefs-bench", targets: ["prefs-bench"]),
+        .executable(name: "prefs-crash-explorer", targets: ["prefs-crash-explorer"]),
     ],
     targets: [
         .target(name: "Preferences"),
@@ -26,6 +27,10 @@ let package = Package(
         // A small child program the tests and reliability harnesses start as a
         // real, separate process (crash, multi-process and fault scenarios).
         .executableTarget(name: "prefs-harness", dependencies: ["Preferences", "PreferencesEtcd"]),
+        // Crash-state exploration: records a workload's file-system calls
+        // through the Platform shim, builds every state a crash may leave
+        // under a persistence model, and opens each in a fresh process.
+        .executableTarget(name: "prefs-crash-explorer", dependencies: ["Preferences"]),
         // What the test targets share: temporary directories, child
         // processes with deadlines, test etcd clusters, common keys.
         .target(

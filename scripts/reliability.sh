@@ -127,6 +127,10 @@ mapfile -t figures < <(sed -n 's/^reliability: //p; s/^\(migration kills: .*\)/\
 summary+=("${figures[@]}")
 summary+=("harness suites $result in $(elapsed "$start") (log: $log/tests.log)")
 
+# Crash states: every workload under both persistence models.
+swift run -c release prefs-crash-explorer >"$log/crash-states.log" 2>&1 || status=1
+summary+=("crash states: $(sed -n 's/^total *//p' "$log/crash-states.log") (log: $log/crash-states.log)")
+
 if [[ $fuzz == yes ]]; then
     start=$(date +%s)
     if ! scripts/fuzz.sh --all "$fuzz_seconds" >"$log/fuzz.log" 2>"$log/fuzz.err"; then

@@ -62,19 +62,28 @@ extension Platform {
                 mode_t(mode))
             created = descriptor >= 0
             if created {
-                if fchmod(descriptor, mode_t(mode)) != 0 { throw ioError("chmod", path) }
+                if DiskRecorder.isOn {
+                    recordCall(descriptor, fallback: path) { .create(path: $0, mode: mode) }
+                }
+                try changeMode(descriptor, mode, path: path)
                 if let owner, geteuid() == 0, owner.uid != 0 || owner.gid != getegid() {
-                    _ = fchown(descriptor, uid_t(owner.uid), gid_t(owner.gid))
+                    changeOwner(descriptor, owner, path: path)
                 }
             }
         }
         if descriptor < 0 { throw ioError("open", path) }
         defer { close(descriptor) }
-        if let length, ftruncate(descriptor, off_t(length)) != 0 {
-            throw ioError("truncate", path)
-        }
+        if let length { try truncate(descriptor, to: length, path: path) }
         try writeAll(descriptor, bytes, path: path)
         if syncToDisk(descriptor) != 0 { throw ioError("fsync", path) }
         return created
+    }
+
+    /// `ftruncate` to `length` bytes.
+    static func truncate(_ descriptor: Int32, to length: Int, path: String) throws {
+        if ftruncate(descriptor, off_t(length)) != 0 { throw ioError("truncate", path) }
+        if DiskRecorder.isOn {
+            recordCall(descriptor, fallback: path) { .truncate(path: $0, length: length) }
+        }
     }
 }

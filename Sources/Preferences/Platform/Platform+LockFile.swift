@@ -20,12 +20,14 @@ extension Platform {
     static func lockExclusively(
         _ path: String, timeout: Duration, owner: (uid: UInt32, gid: UInt32)? = nil
     ) throws -> Int32 {
+        let absent = DiskRecorder.isOn && (try? itemExists(path)) == false
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         if descriptor < 0 { throw ioError("open lock file", path) }
+        if absent { recordCall(descriptor, fallback: path) { .create(path: $0, mode: 0o600) } }
         if let owner, geteuid() == 0, let info = try? fileStamp(descriptor: descriptor, path: path),
             info.uid != owner.uid || info.gid != owner.gid
         {
-            _ = fchown(descriptor, uid_t(owner.uid), gid_t(owner.gid))
+            changeOwner(descriptor, owner, path: path)
         }
         // flock has no timeout: try without blocking, and pause between
         // tries (50 µs, doubling up to 5 ms) until the deadline.
@@ -128,6 +130,9 @@ extension Platform {
         bytes[8] = 1
         let count = pwrite(descriptor, bytes, 9, 0)
         if count != 9 { throw ioError("write lock file", path) }
+        if DiskRecorder.isOn {
+            recordCall(descriptor, fallback: path) { .write(path: $0, offset: 0, bytes: bytes) }
+        }
     }
 
     /// Whether a rename into the store's directory may not be durable yet:
@@ -139,7 +144,9 @@ extension Platform {
 
     static func clearDirectorySyncDue(descriptor: Int32) {
         var flag: UInt8 = 0
-        _ = pwrite(descriptor, &flag, 1, 8)
+        if pwrite(descriptor, &flag, 1, 8) == 1 && DiskRecorder.isOn {
+            recordCall(descriptor, fallback: "?") { .write(path: $0, offset: 8, bytes: [0]) }
+        }
     }
 
     /// An identifier of the calling thread, unique among running threads.

@@ -30,6 +30,7 @@ extension Platform {
         if lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR {
             do {
                 try FileManager.default.removeItem(atPath: path)
+                if DiskRecorder.isOn { DiskRecorder.record(.unlink(path: recordedAbsolute(path))) }
             } catch {
                 throw PreferencesError.io(
                     operation: "remove", path: path, code: 0,

@@ -25,12 +25,15 @@ extension Platform {
         let writer = open(
             temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(0o644))
         if writer < 0 { throw ioError("create", temporary) }
+        if DiskRecorder.isOn {
+            recordCall(writer, fallback: temporary) { .create(path: $0, mode: 0o644) }
+        }
         do {
             defer { close(writer) }
-            _ = fchmod(writer, mode_t(0o644))
+            try? changeMode(writer, 0o644, path: temporary)
             try writeAll(writer, bytes, path: temporary)
         } catch {
-            unlink(temporary)
+            unlinkQuietly(temporary)
             throw error
         }
         let descriptor = open(temporary, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
@@ -39,7 +42,7 @@ extension Platform {
             if flock(descriptor, LOCK_EX | LOCK_NB) != 0 { throw ioError("lock", temporary) }
             try rename(temporary, path)
         } catch {
-            unlink(temporary)
+            unlinkQuietly(temporary)
             if descriptor >= 0 { close(descriptor) }
             throw error
         }
@@ -64,14 +67,21 @@ extension Platform {
                 if errno == EINTR { continue }
                 throw ioError("write", path)
             }
+            if DiskRecorder.isOn {
+                let part = Array(bytes[offset..<offset + written])
+                let start = offset
+                recordCall(descriptor, fallback: path) {
+                    .write(path: $0, offset: start, bytes: part)
+                }
+            }
             offset += written
         }
-        if ftruncate(descriptor, off_t(bytes.count)) != 0 { throw ioError("truncate", path) }
+        try truncate(descriptor, to: bytes.count, path: path)
     }
 
     /// Removes the registration file `path` and releases its lock (a clean close).
     static func removeLockedFile(_ descriptor: Int32, path: String) {
-        unlink(path)
+        unlinkQuietly(path)
         flock(descriptor, LOCK_UN)
         close(descriptor)
     }
@@ -84,7 +94,7 @@ extension Platform {
         if descriptor < 0 { return false }
         defer { close(descriptor) }
         if flock(descriptor, LOCK_EX | LOCK_NB) != 0 { return errno == EWOULDBLOCK }
-        unlink(path)
+        unlinkQuietly(path)
         return false
     }
 }

@@ -203,20 +203,23 @@ enum Platform {
                 throw ioError("create a temporary file in", directory, code: code)
             }
             defer { close(descriptor) }
+            if DiskRecorder.isOn {
+                recordCall(descriptor, fallback: path) { .create(path: $0, mode: mode) }
+            }
             do {
                 // open(2) applies the umask; make the mode exact before the
                 // data, so the one fsync below covers mode, owner and bytes.
-                if fchmod(descriptor, mode_t(mode)) != 0 { throw ioError("chmod", path) }
+                try changeMode(descriptor, mode, path: path)
                 // As root (`sudo prefs set`), keep the service's file its own
                 // (S14, <doc:StoreGuarantees>).
                 if let owner, geteuid() == 0, owner.uid != 0 || owner.gid != getegid() {
-                    _ = fchown(descriptor, uid_t(owner.uid), gid_t(owner.gid))
+                    changeOwner(descriptor, owner, path: path)
                 }
                 try writeAll(descriptor, bytes, path: path)
                 if syncToDisk(descriptor) != 0 { throw ioError("fsync", path) }
                 try rename(path, target)
             } catch {
-                unlink(path)
+                unlinkQuietly(path)
                 throw error
             }
             // The rename changed the file's change time: stamp it now, from
@@ -228,21 +231,48 @@ enum Platform {
     /// fsync, and on Darwin `F_FULLFSYNC`, which also asks the drive to
     /// write its cache (plain fsync there only hands the data to the drive).
     static func syncToDisk(_ descriptor: Int32) -> Int32 {
+        if DiskRecorder.isOn { recordSync(descriptor) }
         #if canImport(Darwin)
             if fcntl(descriptor, F_FULLFSYNC) == 0 { return 0 }
         #endif
         return fsync(descriptor)
     }
 
+    /// `fchmod`.
+    static func changeMode(_ descriptor: Int32, _ mode: UInt32, path: String) throws {
+        if fchmod(descriptor, mode_t(mode)) != 0 { throw ioError("chmod", path) }
+        if DiskRecorder.isOn {
+            recordCall(descriptor, fallback: path) { .changeMode(path: $0, mode: mode) }
+        }
+    }
+
+    /// `fchown`, whose failure is left to the caller to ignore.
+    static func changeOwner(_ descriptor: Int32, _ owner: (uid: UInt32, gid: UInt32), path: String)
+    {
+        guard fchown(descriptor, uid_t(owner.uid), gid_t(owner.gid)) == 0 else { return }
+        if DiskRecorder.isOn {
+            recordCall(descriptor, fallback: path) {
+                .changeOwner(path: $0, uid: owner.uid, gid: owner.gid)
+            }
+        }
+    }
+
     static func writeAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws {
         var offset = 0
         while offset < bytes.count {
+            let start = DiskRecorder.isOn ? writeOffset(descriptor) : 0
             let written = bytes.withUnsafeBytes {
                 write(descriptor, $0.baseAddress! + offset, bytes.count - offset)
             }
             if written < 0 {
                 if errno == EINTR { continue }
                 throw ioError("write", path)
+            }
+            if DiskRecorder.isOn {
+                let part = Array(bytes[offset..<offset + written])
+                recordCall(descriptor, fallback: path) {
+                    .write(path: $0, offset: start, bytes: part)
+                }
             }
             offset += written
         }
@@ -269,14 +299,23 @@ enum Platform {
             let result = Glibc.rename(from, to)
         #endif
         if result != 0 { throw ioError("rename \(from) to", to) }
+        if DiskRecorder.isOn {
+            DiskRecorder.record(.rename(from: recordedAbsolute(from), to: recordedAbsolute(to)))
+        }
     }
 
     static func unlinkQuietly(_ path: String) {
-        unlink(path)
+        if unlink(path) == 0 && DiskRecorder.isOn {
+            DiskRecorder.record(.unlink(path: recordedAbsolute(path)))
+        }
     }
 
     static func remove(_ path: String) throws {
-        if unlink(path) != 0 && errno != ENOENT { throw ioError("remove", path) }
+        if unlink(path) != 0 {
+            if errno != ENOENT { throw ioError("remove", path) }
+        } else if DiskRecorder.isOn {
+            DiskRecorder.record(.unlink(path: recordedAbsolute(path)))
+        }
     }
 
     /// fsync of a directory, so a rename inside it is durable.
@@ -313,10 +352,14 @@ enum Platform {
             if errno != EEXIST { throw ioError("create directory", path) }
             return created
         }
+        if DiskRecorder.isOn { DiskRecorder.record(.makeDirectory(path: recordedAbsolute(path))) }
         if let owner, geteuid() == 0, owner.uid != 0 || owner.gid != getegid() {
             // lchown: should the new directory have been swapped for a link,
             // the link changes owner, not what it points to.
-            _ = lchown(path, uid_t(owner.uid), gid_t(owner.gid))
+            if lchown(path, uid_t(owner.uid), gid_t(owner.gid)) == 0 && DiskRecorder.isOn {
+                DiskRecorder.record(
+                    .changeOwner(path: recordedAbsolute(path), uid: owner.uid, gid: owner.gid))
+            }
         }
         created.append(path)
         return created

@@ -1,0 +1,130 @@
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A call that changed what is on disk, as the shim made it: what the
+/// crash-state explorer (`prefs-crash-explorer`) replays to build the states
+/// a crash may leave. Paths are absolute, resolved from the descriptor
+/// where the call took one.
+package enum DiskOperation: Sendable, Equatable {
+    /// A new, empty file (`open` with `O_CREAT` where nothing was).
+    case create(path: String, mode: UInt32)
+    /// `write` or `pwrite` of `bytes` at `offset`.
+    case write(path: String, offset: Int, bytes: [UInt8])
+    /// `ftruncate` to `length` bytes.
+    case truncate(path: String, length: Int)
+    /// `fsync` (or `fdatasync`) of a file.
+    case sync(path: String)
+    /// `fsync` of a directory.
+    case syncDirectory(path: String)
+    /// `rename`.
+    case rename(from: String, to: String)
+    /// `link`.
+    case link(from: String, to: String)
+    /// `unlink` (or a directory removed).
+    case unlink(path: String)
+    /// `mkdir`.
+    case makeDirectory(path: String)
+    /// `fchmod`.
+    case changeMode(path: String, mode: UInt32)
+    /// `fchown` or `lchown`.
+    case changeOwner(path: String, uid: UInt32, gid: UInt32)
+    /// A label the recording program put between calls (a write that
+    /// returned, say); not a system call.
+    case mark(String)
+}
+
+/// Records every call of the shim that changes what is on disk, while it is
+/// on. Off, it costs one relaxed load of a flag per such call.
+///
+/// ```swift
+/// DiskRecorder.start()
+/// try await store.set(.darkMode, true)
+/// DiskRecorder.mark("acknowledged")
+/// let operations = DiskRecorder.stop()
+/// ```
+package enum DiskRecorder {
+    private static let on = Atomic<Bool>(false)
+    private static let operations = Locked<[DiskOperation]>([])
+
+    /// Whether calls are being recorded.
+    @inline(__always)
+    static var isOn: Bool { on.load(ordering: .relaxed) }
+
+    /// Starts recording, with an empty record.
+    package static func start() {
+        operations.withLock { $0 = [] }
+        on.store(true, ordering: .sequentiallyConsistent)
+    }
+
+    /// Stops recording and returns what was recorded, in the order made.
+    package static func stop() -> [DiskOperation] {
+        on.store(false, ordering: .sequentiallyConsistent)
+        return operations.withLock { recorded in
+            defer { recorded = [] }
+            return recorded
+        }
+    }
+
+    /// Adds a label between the calls recorded (when recording).
+    package static func mark(_ label: String) {
+        if isOn { record(.mark(label)) }
+    }
+
+    static func record(_ operation: DiskOperation) {
+        operations.withLock { $0.append(operation) }
+    }
+}
+
+extension Platform {
+    /// The path of the file open at `descriptor`, as the system tells it
+    /// (`/proc/self/fd` on Linux, `F_GETPATH` on Darwin); for recording.
+    static func recordedPath(_ descriptor: Int32, fallback: String) -> String {
+        #if canImport(Darwin)
+            var buffer = [CChar](repeating: 0, count: Int(MAXPATHLEN))
+            guard fcntl(descriptor, F_GETPATH, &buffer) == 0 else { return fallback }
+            return String(cString: buffer)
+        #else
+            return linkTarget("/proc/self/fd/\(descriptor)") ?? fallback
+        #endif
+    }
+
+    /// Records a call on the file open at `descriptor`.
+    static func recordCall(
+        _ descriptor: Int32, fallback: String, _ make: (String) -> DiskOperation
+    ) {
+        DiskRecorder.record(make(recordedPath(descriptor, fallback: fallback)))
+    }
+
+    /// Records `fsync` of a file or of a directory, as the descriptor is.
+    static func recordSync(_ descriptor: Int32) {
+        let path = recordedPath(descriptor, fallback: "?")
+        var info = systemStat()
+        let isDirectory =
+            fstat(descriptor, &info) == 0
+            && UInt32(info.st_mode) & UInt32(S_IFMT) == UInt32(S_IFDIR)
+        DiskRecorder.record(isDirectory ? .syncDirectory(path: path) : .sync(path: path))
+    }
+
+    /// Where the next `write` on `descriptor` lands: the end of the file
+    /// for a descriptor opened with `O_APPEND`, else its offset.
+    static func writeOffset(_ descriptor: Int32) -> Int {
+        if fcntl(descriptor, F_GETFL) & O_APPEND != 0 {
+            var info = systemStat()
+            return fstat(descriptor, &info) == 0 ? Int(info.st_size) : 0
+        }
+        return Int(lseek(descriptor, 0, SEEK_CUR))
+    }
+
+    /// An absolute form of `path` for recording (relative to the working
+    /// directory otherwise).
+    static func recordedAbsolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : currentDirectory() + "/" + path
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import Preferences
+
+/// Runs a workload while recording, builds every crash state the models
+/// allow, and has a fresh process open each one.
+struct Explorer {
+    /// Where workloads run and states are built.
+    var scratch: String
+    var models: [PersistenceModel]
+    var exhaustiveLimit: Int
+    /// Print each workload's recorded calls.
+    var trace = false
+
+    /// One row of the table.
+    struct Row {
+        var workload: String
+        var model: PersistenceModel
+        var calls = 0
+        var crashPoints = 0
+        var states = 0
+        var opened = 0
+        var violating: [(state: CrashState, acknowledged: Int, violations: [Violation])] = []
+    }
+
+    private struct Key: Hashable {
+        var tree: FileTree
+        var acknowledged: Int
+    }
+
+    func explore(_ workload: Workload) async throws -> [(Row, BrokenRecord, String)] {
+        let directory = scratch + "/run-" + workload.name
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
+        try await workload.setup(directory)
+        let initial = try FileTree.read(directory)
+        DiskRecorder.start()
+        do {
+            try await workload.run(directory)
+        } catch {
+            _ = DiskRecorder.stop()
+            throw error
+        }
+        let calls = DiskRecorder.stop()
+        let root = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
+        let record = BrokenRecord(calls: calls, root: root, initial: initial)
+        if trace {
+            for (index, call) in calls.enumerated() {
+                print("\(workload.name) #\(index) \(BrokenRecord.describe(call, root: root))")
+            }
+        }
+        var checked: [Key: [Violation]] = [:]
+        var rows: [(Row, BrokenRecord, String)] = []
+        for model in models {
+            var row = Row(workload: workload.name, model: model)
+            row.calls = calls.filter { if case .mark = $0 { false } else { true } }.count
+            let builder = CrashStateBuilder(
+                record: record, model: model, exhaustiveLimit: exhaustiveLimit)
+            var work: [(CrashState, Int)] = []
+            for point in -1..<calls.count {
+                row.crashPoints += 1
+                let acknowledged = record.acknowledged[point + 1]
+                for state in builder.states(after: point) {
+                    work.append((state, acknowledged))
+                }
+            }
+            row.states = work.count
+            let fresh = Set(work.map { Key(tree: $0.0.tree, acknowledged: $0.1) }).filter {
+                checked[$0] == nil
+            }
+            row.opened = fresh.count
+            let results = try await open(Array(fresh), workload: workload)
+            checked.merge(results) { $1 }
+            for (state, acknowledged) in work {
+                let violations = checked[Key(tree: state.tree, acknowledged: acknowledged)] ?? []
+                if !violations.isEmpty { row.violating.append((state, acknowledged, violations)) }
+            }
+            rows.append((row, record, root))
+        }
+        return rows
+    }
+
+    /// Opens each state in a fresh process, two at a time.
+    private func open(_ keys: [Key], workload: Workload) async throws -> [Key: [Violation]] {
+        var results: [Key: [Violation]] = [:]
+        var next = 0
+        try await withThrowingTaskGroup(of: (Key, [Violation]).self) { group in
+            func start() throws {
+                guard next < keys.count else { return }
+                let key = keys[next]
+                let place = scratch + "/state-\(workload.name)-\(next)"
+                next += 1
+                try key.tree.write(to: place)
+                group.addTask {
+                    defer { try? FileManager.default.removeItem(atPath: place) }
+                    return (key, try checkInChild(workload, place, key.acknowledged))
+                }
+            }
+            for _ in 0..<2 { try start() }
+            while let (key, violations) = try await group.next() {
+                results[key] = violations
+                try start()
+            }
+        }
+        return results
+    }
+
+    /// Runs this program with `--check` on `directory` and reads its verdict.
+    private func checkInChild(_ workload: Workload, _ directory: String, _ acknowledged: Int)
+        throws -> [Violation]
+    {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Bundle.main.executablePath!)
+        process.arguments = ["--check", workload.name, directory, String(acknowledged)]
+        var environment = ProcessInfo.processInfo.environment
+        environment["PREFS_CRASH_ARCHIVE_SETS"] =
+            "\(Workload.archiveSets.lowerBound)-\(Workload.archiveSets.upperBound)"
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        // A store that hangs on a state is a violation, not a hung run.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 120) {
+            if process.isRunning { process.terminate() }
+        }
+        let bytes = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        var violations: [Violation] = []
+        var sawEnd = false
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+            if line == "checked" { sawEnd = true }
+            guard line.hasPrefix("violation "), let colon = line.firstIndex(of: ":") else {
+                continue
+            }
+            violations.append(
+                Violation(
+                    invariant: String(line[line.index(line.startIndex, offsetBy: 10)..<colon]),
+                    detail: String(line[line.index(after: colon)...]).trimmingCharacters(
+                        in: .whitespaces)))
+        }
+        if !sawEnd || process.terminationStatus != 0 {
+            violations.append(
+                Violation(
+                    invariant: Violation.opens,
+                    detail: "the checking process ended with status \(process.terminationStatus)"))
+        }
+        return violations
+    }
+}

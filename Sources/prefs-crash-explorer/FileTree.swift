@@ -1,0 +1,70 @@
+import Foundation
+
+/// A directory's contents: every file (with its bytes) and directory below
+/// it, by path relative to it.
+struct FileTree: Hashable {
+    enum Entry: Hashable {
+        case file([UInt8])
+        case directory
+
+        var bytes: [UInt8]? {
+            if case .file(let bytes) = self { return bytes }
+            return nil
+        }
+    }
+
+    var entries: [String: Entry] = [:]
+
+    /// Reads the tree below `root` (symbolic links are not followed).
+    static func read(_ root: String) throws -> FileTree {
+        var tree = FileTree()
+        let manager = FileManager.default
+        var pending = [""]
+        while let directory = pending.popLast() {
+            let absolute = directory.isEmpty ? root : root + "/" + directory
+            for name in try manager.contentsOfDirectory(atPath: absolute) {
+                let path = directory.isEmpty ? name : directory + "/" + name
+                let full = root + "/" + path
+                var isDirectory: ObjCBool = false
+                guard manager.fileExists(atPath: full, isDirectory: &isDirectory) else { continue }
+                if isDirectory.boolValue {
+                    tree.entries[path] = .directory
+                    pending.append(path)
+                } else {
+                    tree.entries[path] = .file(
+                        Array(try Data(contentsOf: URL(fileURLWithPath: full))))
+                }
+            }
+        }
+        return tree
+    }
+
+    /// Creates the tree below `root`, which must not exist yet.
+    func write(to root: String) throws {
+        let manager = FileManager.default
+        try manager.createDirectory(
+            atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        for (path, entry) in entries.sorted(by: { $0.key < $1.key }) {
+            let full = root + "/" + path
+            switch entry {
+            case .directory:
+                try manager.createDirectory(
+                    atPath: full, withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o700])
+            case .file(let bytes):
+                try manager.createDirectory(
+                    atPath: (full as NSString).deletingLastPathComponent,
+                    withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                guard manager.createFile(atPath: full, contents: Data(bytes)) else {
+                    throw ExplorerError("cannot create \(full)")
+                }
+                try manager.setAttributes([.posixPermissions: 0o600], ofItemAtPath: full)
+            }
+        }
+    }
+}
+
+struct ExplorerError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

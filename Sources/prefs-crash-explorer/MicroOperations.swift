@@ -1,0 +1,204 @@
+import Preferences
+
+/// The recorded calls broken into the pieces a file system may persist
+/// separately (ALICE's micro-operations): a directory entry added, removed
+/// or renamed; one block of a file's data; a file's size.
+///
+/// Paths are relative to the workload's directory (`""` is the directory
+/// itself); calls outside it (the fsync of the directories above it) only
+/// count as barriers where they name it.
+struct MicroOperation {
+    enum Kind {
+        /// A directory entry: `path` now names `inode` (a new file or
+        /// directory, or a hard link).
+        case add(path: String, inode: Int)
+        case remove(path: String)
+        /// `replacing` says whether `to` named a file when it was renamed.
+        case rename(from: String, to: String, replacing: Bool, inode: Int)
+        /// A block of `inode` as it stood after the call: `bytes` at `offset`.
+        case block(inode: Int, index: Int, offset: Int, bytes: [UInt8])
+        /// `inode`'s size after the call; `extending` for a write past the
+        /// end (not an explicit truncation).
+        case size(inode: Int, length: Int, extending: Bool)
+    }
+
+    var kind: Kind
+    /// The recorded call it comes from (its index in the record).
+    var call: Int
+
+    /// The directories whose fsync makes it durable (entries only).
+    var directories: [String] {
+        switch kind {
+        case .add(let path, _), .remove(let path): [parent(path)]
+        case .rename(let from, let to, _, _):
+            parent(from) == parent(to) ? [parent(to)] : [parent(from), parent(to)]
+        case .block, .size: []
+        }
+    }
+
+    /// The file whose fsync makes it durable (data and sizes only).
+    var inode: Int? {
+        switch kind {
+        case .block(let inode, _, _, _), .size(let inode, _, _): inode
+        case .add, .remove, .rename: nil
+        }
+    }
+
+    var isEntry: Bool { inode == nil }
+}
+
+func parent(_ path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "" }
+    return String(path[..<slash])
+}
+
+/// The record of one workload, broken into micro-operations, with the
+/// barriers (fsyncs) and acknowledgements of each call.
+struct BrokenRecord {
+    static let blockSize = 4096
+
+    var calls: [DiskOperation]
+    var micro: [MicroOperation] = []
+    /// For each call that is an fsync: the micro-operations it made durable.
+    var barriers: [Int: [Int]] = [:]
+    /// How many marks ("ack") precede each call, and after the last.
+    var acknowledged: [Int] = []
+    /// The inodes of the initial tree, by path.
+    var initialInodes: [String: Int] = [:]
+    /// The initial files' bytes, by inode.
+    var initialContents: [Int: [UInt8]] = [:]
+    /// The inodes that are directories.
+    var directoryInodes = Set<Int>()
+
+    init(calls: [DiskOperation], root: String, initial: FileTree) {
+        self.calls = calls
+        var names: [String: Int] = [:]
+        var contents: [Int: [UInt8]] = [:]
+        var next = 0
+        for (path, entry) in initial.entries.sorted(by: { $0.key < $1.key }) {
+            names[path] = next
+            if case .file(let bytes) = entry {
+                contents[next] = bytes
+            } else {
+                directoryInodes.insert(next)
+            }
+            next += 1
+        }
+        initialInodes = names
+        initialContents = contents
+        var issuedByInode: [Int: [Int]] = [:]
+        var issuedByDirectory: [String: [Int]] = [:]
+        var durable = Set<Int>()
+        var acks = 0
+        func relative(_ path: String) -> String? {
+            if path == root { return "" }
+            guard path.hasPrefix(root + "/") else { return nil }
+            return String(path.dropFirst(root.count + 1))
+        }
+        func add(_ kind: MicroOperation.Kind, call: Int) {
+            let index = micro.count
+            micro.append(MicroOperation(kind: kind, call: call))
+            if let inode = micro[index].inode {
+                issuedByInode[inode, default: []].append(index)
+            } else {
+                for directory in micro[index].directories {
+                    issuedByDirectory[directory, default: []].append(index)
+                }
+            }
+        }
+        for (call, operation) in calls.enumerated() {
+            acknowledged.append(acks)
+            switch operation {
+            case .mark(let label):
+                if label == "ack" { acks += 1 }
+            case .create(let path, _), .makeDirectory(let path):
+                guard let path = relative(path) else { continue }
+                if case .makeDirectory = operation { directoryInodes.insert(next) }
+                names[path] = next
+                contents[next] = []
+                add(.add(path: path, inode: next), call: call)
+                next += 1
+            case .link(let from, let to):
+                guard let from = relative(from), let to = relative(to), let inode = names[from]
+                else { continue }
+                names[to] = inode
+                add(.add(path: to, inode: inode), call: call)
+            case .unlink(let path):
+                guard let path = relative(path) else { continue }
+                names[path] = nil
+                add(.remove(path: path), call: call)
+            case .rename(let from, let to):
+                guard let from = relative(from), let to = relative(to), let inode = names[from]
+                else { continue }
+                let replacing = names[to] != nil
+                names[from] = nil
+                names[to] = inode
+                add(.rename(from: from, to: to, replacing: replacing, inode: inode), call: call)
+            case .write(let path, let offset, let bytes):
+                guard let path = relative(path), let inode = names[path] else { continue }
+                var content = contents[inode] ?? []
+                let end = offset + bytes.count
+                let extending = end > content.count
+                if extending { content += [UInt8](repeating: 0, count: end - content.count) }
+                content.replaceSubrange(offset..<end, with: bytes)
+                contents[inode] = content
+                var block = offset / Self.blockSize
+                while block * Self.blockSize < end {
+                    let start = block * Self.blockSize
+                    let image = Array(content[start..<min(start + Self.blockSize, content.count)])
+                    add(.block(inode: inode, index: block, offset: start, bytes: image), call: call)
+                    block += 1
+                }
+                if extending { add(.size(inode: inode, length: end, extending: true), call: call) }
+            case .truncate(let path, let length):
+                guard let path = relative(path), let inode = names[path] else { continue }
+                var content = contents[inode] ?? []
+                if length < content.count {
+                    content.removeSubrange(length...)
+                } else {
+                    content += [UInt8](repeating: 0, count: length - content.count)
+                }
+                contents[inode] = content
+                add(.size(inode: inode, length: length, extending: false), call: call)
+            case .sync(let path):
+                guard let path = relative(path), let inode = names[path] else { continue }
+                let covered = issuedByInode[inode] ?? []
+                barriers[call] = covered.filter { !durable.contains($0) }
+                durable.formUnion(covered)
+            case .syncDirectory(let path):
+                guard let path = relative(path) else { continue }
+                let covered = issuedByDirectory[path] ?? []
+                barriers[call] = covered.filter { !durable.contains($0) }
+                durable.formUnion(covered)
+            case .changeMode, .changeOwner:
+                continue
+            }
+        }
+        acknowledged.append(acks)
+    }
+
+    /// A one-line description of call `index`, relative to `root`.
+    static func describe(_ operation: DiskOperation, root: String) -> String {
+        func short(_ path: String) -> String {
+            path == root
+                ? "." : path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
+        }
+        switch operation {
+        case .create(let path, let mode):
+            return "create \(short(path)) mode \(String(mode, radix: 8))"
+        case .write(let path, let offset, let bytes):
+            return "write \(short(path)) at \(offset), \(bytes.count) bytes"
+        case .truncate(let path, let length): return "ftruncate \(short(path)) to \(length)"
+        case .sync(let path): return "fsync \(short(path))"
+        case .syncDirectory(let path): return "fsync directory \(short(path))"
+        case .rename(let from, let to): return "rename \(short(from)) to \(short(to))"
+        case .link(let from, let to): return "link \(short(from)) to \(short(to))"
+        case .unlink(let path): return "unlink \(short(path))"
+        case .makeDirectory(let path): return "mkdir \(short(path))"
+        case .changeMode(let path, let mode):
+            return "fchmod \(short(path)) \(String(mode, radix: 8))"
+        case .changeOwner(let path, let uid, let gid): return "fchown \(short(path)) \(uid):\(gid)"
+        case .mark(let label): return "(\(label))"
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import Preferences
+
+/// Workloads of the files beside a store: its published manifest and the
+/// registrations of the processes that have it open.
+extension Workload {
+    static let sideFileWorkloads: [Workload] = [manifest, replica]
+
+    static let declaredKeys: [PreferenceKeys] = [
+        PreferenceKey<Int>("a", default: 0, help: "a counter"),
+        PreferenceKey<String>("mode", default: "fast"),
+    ]
+
+    /// The store opened declaring its keys: the manifest is published.
+    static let manifest = Workload(
+        name: "manifest", quick: false, summary: "a manifest published",
+        before: ["a": .int(1)],
+        setup: { directory in
+            try await openPlain(directory).set(key("a"), 1)
+        },
+        run: { directory in
+            _ = try await PreferencesStore(
+                fileURL: URL(fileURLWithPath: directory + "/prefs.json"), declaring: declaredKeys,
+                liveReads: false)
+            acknowledge()
+        },
+        checkBeforeOpening: { directory, acknowledged in
+            var violations: [Violation] = []
+            let manager = FileManager.default
+            var files = [directory + "/prefs.keys.json"]
+            for folder in ["/prefs.keys.d", "/prefs.keys.d/versions"] {
+                let names = (try? manager.contentsOfDirectory(atPath: directory + folder)) ?? []
+                files += names.filter { $0.hasSuffix(".json") }.map {
+                    directory + folder + "/" + $0
+                }
+            }
+            for file in files {
+                guard let bytes = manager.contents(atPath: file) else { continue }
+                if (try? PreferencesManifest(jsonText: String(decoding: bytes, as: UTF8.self)))
+                    == nil
+                {
+                    violations.append(
+                        Violation(
+                            invariant: Violation.wholeOrAbsent,
+                            detail:
+                                "\(file.dropFirst(directory.count + 1)) is not a whole manifest (\(bytes.count) bytes)"
+                        ))
+                }
+            }
+            if acknowledged >= 1 && !manager.fileExists(atPath: directory + "/prefs.keys.json") {
+                violations.append(
+                    Violation(
+                        invariant: Violation.acknowledgedWrite,
+                        detail: "the published manifest prefs.keys.json is gone"))
+            }
+            return violations
+        })
+
+    /// A replica registers, then reports a change it applied.
+    static let replica = Workload(
+        name: "replica", quick: false, summary: "a replica registered, then reporting",
+        before: ["a": .int(1)],
+        steps: [Step(changes: ["a": .int(2)], acknowledgedBy: 2)],
+        setup: { directory in
+            try await openPlain(directory).set(key("a"), 1)
+        },
+        run: { directory in
+            let store = try await PreferencesStore(
+                fileURL: URL(fileURLWithPath: directory + "/prefs.json"))
+            await store.registeredAsReplica()
+            acknowledge()
+            try await store.set(key("a"), 2)
+            acknowledge()
+            // The registration reports what it applied a moment later.
+            try await Task.sleep(for: .milliseconds(200))
+        },
+        checkBeforeOpening: { directory, _ in
+            // Nobody holds a registration after a crash: listing them must
+            // skip (and remove) every one, whatever is left of it.
+            do {
+                let listed = try FileStorage(
+                    fileURL: URL(fileURLWithPath: directory + "/prefs.json")
+                ).replicas()
+                return listed.isEmpty
+                    ? []
+                    : [
+                        Violation(
+                            invariant: Violation.wholeOrAbsent,
+                            detail: "\(listed.count) registrations of dead processes listed")
+                    ]
+            } catch {
+                return [
+                    Violation(
+                        invariant: Violation.wholeOrAbsent, detail: "listing the replicas: \(error)"
+                    )
+                ]
+            }
+        })
+}

@@ -1,0 +1,119 @@
+// prefs-crash-explorer: crash-state exploration in the manner of ALICE
+// (Pillai et al., OSDI 2014). Each workload runs while the Platform shim
+// records every call that changes the disk; for every crash point (after
+// each call) and every on-disk state a persistence model allows there, the
+// state is built in a scratch directory and opened with the real library
+// in a fresh process (this program, with --check), which checks the
+// store's invariants. Prints a table; exits 1 on any violation.
+//
+//   swift run -c release prefs-crash-explorer [--quick] [--workload NAME]
+//       [--model posix|ext4] [--exhaustive-limit N] [--trace]
+//   prefs-crash-explorer --check WORKLOAD DIRECTORY ACKNOWLEDGED   (the fresh process)
+import Foundation
+import Preferences
+
+let finished = DispatchSemaphore(value: 0)
+nonisolated(unsafe) var status: Int32 = 0
+Task.detached {
+    do {
+        status = try await runExplorer(Array(CommandLine.arguments.dropFirst()))
+    } catch {
+        FileHandle.standardError.write(Data("prefs-crash-explorer: error: \(error)\n".utf8))
+        status = 2
+    }
+    finished.signal()
+}
+finished.wait()
+exit(status)
+
+func runExplorer(_ arguments: [String]) async throws -> Int32 {
+    if arguments.first == "--check" {
+        guard arguments.count == 4, let acknowledged = Int(arguments[3]) else { return 2 }
+        let sets = (ProcessInfo.processInfo.environment["PREFS_CRASH_ARCHIVE_SETS"] ?? "")
+            .split(separator: "-").compactMap { Int($0) }
+        if sets.count == 2 { Workload.archiveSets = sets[0]...sets[1] }
+        guard let workload = Workload.named(arguments[1]) else { return 2 }
+        for violation in await Checker.check(
+            workload, directory: arguments[2], acknowledged: acknowledged)
+        {
+            print("violation \(violation.invariant): \(violation.detail)")
+        }
+        print("checked")
+        return 0
+    }
+    var quick = false
+    var trace = false
+    var names: [String] = []
+    var models = PersistenceModel.allCases
+    var exhaustiveLimit = 256
+    var index = 0
+    while index < arguments.count {
+        let argument = arguments[index]
+        let value = index + 1 < arguments.count ? arguments[index + 1] : nil
+        switch argument {
+        case "--quick": quick = true
+        case "--trace": trace = true
+        case "--workload":
+            guard let value else { return usage() }
+            names.append(value)
+            index += 1
+        case "--model":
+            guard let value, let model = PersistenceModel(rawValue: value) else { return usage() }
+            models = [model]
+            index += 1
+        case "--exhaustive-limit":
+            guard let value, let limit = Int(value) else { return usage() }
+            exhaustiveLimit = limit
+            index += 1
+        default: return usage()
+        }
+        index += 1
+    }
+    let scratch =
+        NSTemporaryDirectory() + "prefs-crash-\(ProcessInfo.processInfo.processIdentifier)"
+    defer { try? FileManager.default.removeItem(atPath: scratch) }
+    let clock = ContinuousClock()
+    let start = clock.now
+    let allNames = [
+        "set", "group-commit", "new-directory", "migration", "archive", "corrupt-file", "apply",
+        "temporary", "manifest", "replica",
+    ]
+    let quickNames = ["set", "group-commit", "migration", "archive"]
+    if names.isEmpty { names = quick ? quickNames : allNames }
+    if let unknown = names.first(where: { !allNames.contains($0) }) {
+        FileHandle.standardError.write(Data("prefs-crash-explorer: no workload \(unknown)\n".utf8))
+        return 2
+    }
+    if names.contains("archive") {
+        Workload.archiveSets = try await Workload.findArchiveSets(in: scratch + "/probe")
+    }
+    var explorer = Explorer(scratch: scratch, models: models, exhaustiveLimit: exhaustiveLimit)
+    explorer.trace = trace
+    var rows: [Explorer.Row] = []
+    var details: [String] = []
+    for name in names {
+        for (row, record, root) in try await explorer.explore(Workload.named(name)!) {
+            rows.append(row)
+            if !row.violating.isEmpty {
+                details.append(Report.violations(row, record: record, root: root))
+            }
+        }
+    }
+    print(Report.table(rows))
+    let elapsed = clock.now - start
+    print("explored in \(elapsed.components.seconds) s")
+    if !details.isEmpty {
+        print("")
+        print(details.joined(separator: "\n"))
+        return 1
+    }
+    return 0
+}
+
+func usage() -> Int32 {
+    FileHandle.standardError.write(
+        Data(
+            "usage: prefs-crash-explorer [--quick] [--workload NAME] [--model posix|ext4] [--exhaustive-limit N] [--trace]\n"
+                .utf8))
+    return 2
+}
