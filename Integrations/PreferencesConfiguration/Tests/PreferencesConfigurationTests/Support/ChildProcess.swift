@@ -77,6 +77,13 @@ func named(_ step: String) -> Progress {
 /// with what it printed.
 @discardableResult
 func prefs(_ arguments: String...) async throws -> ChildResult {
+    try await prefs(arguments)
+}
+
+/// Runs the built `prefs` with `arguments`; throws unless it exits 0,
+/// with what it printed.
+@discardableResult
+func prefs(_ arguments: [String]) async throws -> ChildResult {
     let result = try await run(productURL("prefs"), arguments)
     guard result.status == 0 else {
         throw ChildFailed(
