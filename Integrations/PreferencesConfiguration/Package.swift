@@ -19,6 +19,17 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),
+        // P13: reads through the provider beside InMemoryProvider, and a
+        // `prefs set` in another process to the provider's watch.
+        .executableTarget(
+            name: "preferences-configuration-bench",
+            dependencies: [
+                "PreferencesConfiguration",
+                .product(name: "Preferences", package: "Preferences"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "prefs", package: "Preferences"),
+            ]
+        ),
         .testTarget(
             name: "PreferencesConfigurationTests",
             dependencies: [
