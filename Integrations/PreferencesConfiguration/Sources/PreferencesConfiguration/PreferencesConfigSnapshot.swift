@@ -7,61 +7,24 @@ struct PreferencesConfigSnapshot: ConfigSnapshot {
     let providerName: String
     /// The stored values (temporary values in place), by key.
     let values: [String: PreferenceValue]
-    /// The keys the store's file lists as secret.
+    /// The keys the store lists as secret in this state.
     let storedSecrets: Set<String>
-    /// The keys the manifests (and the provider's creator) declare secret.
-    let declaredSecrets: Set<String>
-    let separator: String
+    /// Whether a key is secret by the provider's other sources (this
+    /// process's declarations, the manifests, the provider's creator).
+    let isDeclaredSecret: @Sendable (String) -> Bool
+    let lookup: KeyLookup
 
     func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
-        let found = lookup(key)
-        guard let stored = found.value else {
-            return LookupResult(encodedKey: found.encodedKey, value: nil)
-        }
-        let content = try ConfigContent.converting(stored.value, to: type, key: key)
-        return LookupResult(
-            encodedKey: found.encodedKey,
-            value: ConfigValue(content, isSecret: stored.isSecret))
+        try lookup.result(key, type: type, read: { values[$0] }, isSecret: isSecret)
     }
 
-    /// A value found for a key, and whether a key on its way is secret.
-    struct Found: Equatable {
-        var value: PreferenceValue
-        var isSecret: Bool
-    }
-
-    /// The stored key's name for `key`, and what is stored there: the
-    /// stored key itself, else a field inside the JSON object stored under
-    /// the longest leading part of the key that names one. A JSON null
-    /// counts as nothing stored.
-    func lookup(_ key: AbsoluteConfigKey) -> (encodedKey: String, value: Found?) {
-        let components = key.components
-        let name = components.count == 1 ? components[0] : components.joined(separator: separator)
-        if let value = values[name] {
-            return (name, value == .null ? nil : Found(value: value, isSecret: isSecret(name)))
-        }
-        guard components.count > 1 else { return (name, nil) }
-        // The longest stored prefix that holds an object, then its fields.
-        for split in stride(from: components.count - 1, through: 1, by: -1) {
-            let prefix = components[..<split].joined(separator: separator)
-            guard case .object(var fields)? = values[prefix] else { continue }
-            var index = split
-            while true {
-                guard let field = fields[components[index]] else { return (name, nil) }
-                index += 1
-                if index == components.count {
-                    let secret = isSecret(prefix) || isSecret(name)
-                    return (name, field == .null ? nil : Found(value: field, isSecret: secret))
-                }
-                guard case .object(let inner) = field else { return (name, nil) }
-                fields = inner
-            }
-        }
-        return (name, nil)
+    /// What is stored for `key`, as ``value(forKey:type:)`` finds it.
+    func find(_ key: AbsoluteConfigKey) -> KeyLookup.Found? {
+        lookup.find(key, read: { values[$0] }, isSecret: isSecret).found
     }
 
     private func isSecret(_ name: String) -> Bool {
-        storedSecrets.contains(name) || declaredSecrets.contains(name)
+        storedSecrets.contains(name) || isDeclaredSecret(name)
     }
 }
 

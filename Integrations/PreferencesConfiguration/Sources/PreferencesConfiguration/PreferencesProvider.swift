@@ -66,6 +66,8 @@ public final class PreferencesProvider: Sendable {
     /// Keys given to the initializer as secret.
     private let givenSecrets: Set<String>
 
+    private let lookup: KeyLookup
+
     /// A provider over `store`.
     ///
     /// The initializer reads the key manifests published beside the store
@@ -84,6 +86,7 @@ public final class PreferencesProvider: Sendable {
         self.separator = separator
         self.providerName = "PreferencesProvider[\(store.location)]"
         self.givenSecrets = secretKeys
+        self.lookup = KeyLookup(separator: separator)
         self.declaredSecrets = Mutex(
             secretKeys.union(Self.manifestSecrets(of: store.storage) ?? []))
     }
@@ -114,17 +117,17 @@ public final class PreferencesProvider: Sendable {
         declaredSecrets.withLock { $0 = all }
     }
 
-    /// The store's state now, as a configuration snapshot.
-    func currentSnapshot() -> PreferencesConfigSnapshot {
-        snapshot(of: store.snapshot)
+    /// Whether `name` is secret by this process's declarations, the
+    /// manifests or the initializer (a snapshot adds the keys it lists).
+    func isDeclaredSecret(_ name: String) -> Bool {
+        store.isSecret(name) || declaredSecrets.withLock { $0.contains(name) }
     }
 
     /// `state` as a configuration snapshot.
     func snapshot(of state: PreferencesSnapshot) -> PreferencesConfigSnapshot {
         PreferencesConfigSnapshot(
-            providerName: providerName, values: state.values,
-            storedSecrets: state.secretKeys, declaredSecrets: declaredSecrets.withLock { $0 },
-            separator: separator)
+            providerName: providerName, values: state.values, storedSecrets: state.secretKeys,
+            isDeclaredSecret: { [self] in self.isDeclaredSecret($0) }, lookup: lookup)
     }
 }
 
@@ -133,7 +136,9 @@ extension PreferencesProvider: ConfigProvider {
     ///
     /// - Throws: ``PreferencesProviderError`` when the stored value is not of `type`.
     public func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
-        try currentSnapshot().value(forKey: key, type: type)
+        // One key by name, without copying the store's whole snapshot.
+        try lookup.result(
+            key, type: type, read: store.storedValue(forKey:), isSecret: isDeclaredSecret)
     }
 
     /// Re-reads the backend (and the published manifests), then returns
@@ -174,7 +179,7 @@ extension PreferencesProvider: ConfigProvider {
 
     /// The store's state now, read from memory.
     public func snapshot() -> any ConfigSnapshot {
-        currentSnapshot()
+        snapshot(of: store.snapshot)
     }
 
     /// Calls `updatesHandler` with the store's state now, then with each

@@ -17,7 +17,7 @@ struct ValueUpdates: AsyncSequence, Sendable {
         var upstream: AsyncStream<PreferencesSnapshot>.AsyncIterator
         let updates: ValueUpdates
         /// What the last element was made from: nil before the first.
-        var last: PreferencesConfigSnapshot.Found??
+        var last: KeyLookup.Found??
 
         mutating func next() async -> Element? {
             while let state = await upstream.next() {
@@ -36,7 +36,7 @@ struct ValueUpdates: AsyncSequence, Sendable {
         /// The lookup in `state`, or nil when it found what the last one did.
         private mutating func element(for state: PreferencesSnapshot) -> Element? {
             let snapshot = updates.snapshot(state)
-            let found = snapshot.lookup(updates.key).value
+            let found = snapshot.find(updates.key)
             if let last, last == found { return nil }
             last = .some(found)
             do {

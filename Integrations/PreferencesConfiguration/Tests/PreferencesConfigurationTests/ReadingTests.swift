@@ -115,6 +115,19 @@ private struct ServiceSettings: PreferencesRecord {
             try plain.value(forKey: ["db", "password"], type: .string).value?.isSecret == false)
     }
 
+    @Test func aKeyThisProcessDeclaresSecretIsSecretOnAnyBackend() async throws {
+        // Memory publishes no manifest: the store's own declaration counts.
+        let store = try await PreferencesStore(
+            storage: InMemoryStorage(), declaring: [PreferenceKeys.apiToken])
+        try await store.set(.apiToken, "s3cr3t")
+        let provider = PreferencesProvider(store: store)
+        #expect(
+            try provider.value(forKey: ["api", "token"], type: .string).value?.isSecret == true)
+        #expect(
+            try provider.snapshot().value(forKey: ["api", "token"], type: .string).value?.isSecret
+                == true)
+    }
+
     @Test func aDottedKeyReachesIntoARecord() async throws {
         let directory = try TemporaryDirectory()
         let store = try await PreferencesStore(fileURL: directory.file("service.json"))
