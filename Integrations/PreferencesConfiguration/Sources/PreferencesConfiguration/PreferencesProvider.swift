@@ -72,8 +72,8 @@ public final class PreferencesProvider: Sendable {
     ///
     /// The initializer reads the key manifests published beside the store
     /// once to learn which keys are secret (``fetchValue(forKey:type:)``
-    /// reads them again); the keys the store's file lists as secret are
-    /// followed with every change.
+    /// reads them again); the keys that this process declares secret, and
+    /// those the store lists as secret, are followed with every change.
     ///
     /// - Parameters:
     ///   - store: the store to read, on any backend.

@@ -81,7 +81,31 @@ private struct ServiceSettings: PreferencesRecord {
         #expect(config.int(forKey: "http.port", default: 80) == 80)
     }
 
-    @Test func aKeyTheManifestDeclaresSecretIsSecret() async throws {
+    @Test func aKeyAnotherProgramsManifestDeclaresSecretIsSecret() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("service.json")
+        // Another program published its manifest beside the store; this
+        // process declares nothing and writes the value itself.
+        let manifest = PreferencesManifest(entries: [
+            "api.token": .init(type: .string, secret: true),
+            "log.level": .init(type: .string),
+        ])
+        try FileStorage(fileURL: file).publishManifest(
+            Array(manifest.jsonText.utf8), program: "billing-service")
+        let store = try await PreferencesStore(fileURL: file)
+        try await store.edit {
+            $0[raw: "api.token"] = "s3cr3t"
+            $0[raw: "log.level"] = "debug"
+        }
+        #expect(!store.isSecret("api.token"))
+        let provider = PreferencesProvider(store: store)
+        let token = try provider.value(forKey: ["api", "token"], type: .string).value
+        #expect(token?.isSecret == true)
+        #expect(
+            try provider.value(forKey: ["log", "level"], type: .string).value?.isSecret == false)
+    }
+
+    @Test func aKeyTheServiceDeclaresSecretIsSecretAfterPrefsSetsIt() async throws {
         let directory = try TemporaryDirectory()
         let file = directory.file("service.json")
         // The service declares the key secret; an operator sets it from a shell.
