@@ -1,0 +1,97 @@
+import Configuration
+import Foundation
+import Preferences
+import PreferencesEtcd
+import Testing
+
+@testable import PreferencesConfiguration
+
+/// Changes made by an operator's `prefs set`, in another process, reach a
+/// service's `ConfigReader` watch.
+@Suite struct WatchTests {
+    @Test func aPrefsSetInAnotherProcessReachesAWatchIntLoop() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("service.json")
+        let store = try await PreferencesStore(fileURL: file)
+        try await store.edit { $0[raw: "http.workers"] = 4 }
+        let seen = try await watchWorkers(
+            through: ConfigReader(provider: PreferencesProvider(store: store)),
+            changingThemWith: ["--file", file.path])
+        #expect(seen == [4, 8])
+    }
+
+    @Test(.enabled(if: TestEtcd.isInstalled, "needs etcd"))
+    func aPrefsSetThroughEtcdReachesAWatchIntLoop() async throws {
+        let etcd = try await TestEtcd()
+        defer { etcd.stop() }
+        let store = try await PreferencesStore(etcd: etcd.configuration, key: "/prefs/service")
+        try await store.edit { $0[raw: "http.workers"] = 4 }
+        let seen = try await watchWorkers(
+            through: ConfigReader(provider: PreferencesProvider(store: store)),
+            changingThemWith: ["--etcd", etcd.endpoint, "--key", "/prefs/service"])
+        #expect(seen == [4, 8])
+    }
+
+    @Test func aWatchYieldsOnlyWhenItsKeysValueChanges() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await PreferencesStore(fileURL: directory.file("service.json"))
+        let provider = PreferencesProvider(store: store)
+        // The states a feed delivers, fed by hand so none is coalesced.
+        let (states, feed) = AsyncStream<PreferencesSnapshot>.makeStream()
+        for values: [String: PreferenceValue] in [
+            ["http.workers": 4], ["http.workers": 4, "log.level": "debug"], ["http.workers": 8],
+            [:],
+        ] {
+            feed.yield(PreferencesSnapshot(values: values))
+        }
+        feed.finish()
+        let updates = ValueUpdates(
+            snapshots: states, key: ["http", "workers"], type: .int,
+            snapshot: { provider.snapshot(of: $0) })
+        var seen: [ConfigContent?] = []
+        for await update in updates { seen.append(try update.get().value?.content) }
+        #expect(seen == [.int(4), .int(8), nil])
+    }
+
+    @Test func fetchValueReadsAChangeTheStoreHasNotNoticed() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("service.json")
+        // Without live reads, the store sees another process's write when it re-reads.
+        let store = try await PreferencesStore(fileURL: file, liveReads: false)
+        try await store.edit { $0[raw: "http.workers"] = 4 }
+        let provider = PreferencesProvider(store: store)
+        try await withDeadline(.seconds(60)) { progress in
+            progress.waiting(for: "`prefs set http.workers 8` to end")
+            try await prefs("--file", file.path, "set", "http.workers", "8")
+        }
+        let cached = try provider.value(forKey: ["http", "workers"], type: .int)
+        let fetched = try await provider.fetchValue(forKey: ["http", "workers"], type: .int)
+        #expect(cached.value?.content == .int(4))
+        #expect(fetched.value?.content == .int(8))
+        #expect(fetched.encodedKey == "http.workers")
+    }
+
+    /// Watches `http.workers` through `config`: once it reads 4, runs
+    /// `prefs GLOBAL-OPTIONS set http.workers 8` and waits for the watch to
+    /// yield 8. Returns the values the watch yielded.
+    private func watchWorkers(
+        through config: ConfigReader, changingThemWith globalOptions: [String]
+    ) async throws -> [Int] {
+        try await withDeadline(.seconds(90)) { progress in
+            try await config.watchInt(forKey: "http.workers", default: 1) { updates in
+                var seen: [Int] = []
+                progress.waiting(for: "the watch's first value")
+                for await workers in updates {
+                    seen.append(workers)
+                    if workers == 8 { break }
+                    guard workers == 4 else { continue }
+                    progress.waiting(for: "`prefs set http.workers 8` to end")
+                    try await prefs(globalOptions + ["set", "http.workers", "8"])
+                    progress.waiting(
+                        for: "the watch to yield 8 after `prefs set` returned (seen: \(seen))")
+                }
+                return seen
+            }
+        }
+    }
+}
