@@ -196,7 +196,11 @@ struct EtcdClusterTests {
     {
         let cluster = try await offPool { try EtcdCluster(size: 3) }
         let key = uniqueKey("outage")
-        let store = try await PreferencesStore(storage: cluster.storage(key, timeout: 1.5))
+        // Longer than an election (heartbeat 100 ms, election 1 s): killing
+        // member 0 below may kill the leader, and the set after it must not
+        // fail while the others elect a new one.
+        let store = try await PreferencesStore(
+            storage: cluster.storage(key, timeout: TestTime.scaled(seconds: 4)))
         let feed = FeedRecorder(store.changes(.counter))
         let problems = FeedRecorder(store.problemChanges())
         try await store.set(.counter, 1)
