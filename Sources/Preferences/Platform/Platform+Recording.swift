@@ -59,14 +59,16 @@ package enum DiskRecorder {
 
     /// Starts recording, with an empty record.
     package static func start() {
-        operations.withLock { $0 = [] }
-        on.store(true, ordering: .sequentiallyConsistent)
+        operations.withLock { recorded in
+            recorded = []
+            on.store(true, ordering: .sequentiallyConsistent)
+        }
     }
 
     /// Stops recording and returns what was recorded, in the order made.
     package static func stop() -> [DiskOperation] {
-        on.store(false, ordering: .sequentiallyConsistent)
-        return operations.withLock { recorded in
+        operations.withLock { recorded in
+            on.store(false, ordering: .sequentiallyConsistent)
             defer { recorded = [] }
             return recorded
         }
@@ -77,8 +79,13 @@ package enum DiskRecorder {
         if isOn { record(.mark(label)) }
     }
 
+    /// Adds `operation`, unless recording stopped since the caller saw it
+    /// on: a call another thread makes across ``stop()`` is in this record
+    /// or in none, never left for the next.
     static func record(_ operation: DiskOperation) {
-        operations.withLock { $0.append(operation) }
+        operations.withLock { recorded in
+            if on.load(ordering: .sequentiallyConsistent) { recorded.append(operation) }
+        }
     }
 }
 
