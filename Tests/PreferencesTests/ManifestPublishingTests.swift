@@ -117,6 +117,19 @@ private struct Display: PreferencesRecord {
         #expect(store[.language] == "fr")
     }
 
+    /// `prefs` reads the manifest back through the backend: none before it
+    /// is published, nor below a file where a directory should be.
+    @Test func theFileBackendReadsBackTheManifestItPublished() throws {
+        let storage = FileStorage(fileURL: workspace.store)
+        #expect(try storage.publishedManifest() == nil)
+        try storage.publishManifest(Array("{}".utf8))
+        let read = try #require(try storage.publishedManifest())
+        #expect(read.bytes == Array("{}".utf8))
+        #expect(read.location == storage.manifestPath)
+        let belowAFile = FileStorage(fileURL: published.appendingPathComponent("prefs.json"))
+        #expect(try belowAFile.publishedManifest() == nil)
+    }
+
     /// The store hands the declared manifest to its backend, whatever the
     /// backend; one without a place for it (the protocol's default) publishes
     /// nothing and the store works on.

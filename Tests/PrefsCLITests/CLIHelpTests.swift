@@ -17,7 +17,9 @@ import Testing
         let text = output.standardOutput
         #expect(
             text.contains(
-                "usage: prefs [--file PATH | --suite NAME] [--manifest FILE] COMMAND [ARGS]"))
+                "usage: prefs [--file PATH | --suite NAME] [--manifest FILE] COMMAND [ARGS]\n"
+                    + "       prefs --etcd ENDPOINTS [--suite NAME | --key KEY] [--manifest FILE] COMMAND [ARGS]\n"
+            ))
         for command in Self.commands {
             #expect(text.contains("\n  \(command) "), "missing \(command)")
         }

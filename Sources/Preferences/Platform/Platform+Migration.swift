@@ -12,6 +12,8 @@ import Foundation
 extension Platform {
     /// `ENOENT`: nothing at the path.
     static let notFound: Int32 = ENOENT
+    /// `ENOTDIR`: a directory on the path is a file, so nothing is there.
+    static let notADirectory: Int32 = ENOTDIR
 
     /// Whether anything (a file, a directory, a link) is at `path`, without
     /// following a final symbolic link.

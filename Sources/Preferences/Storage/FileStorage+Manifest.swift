@@ -11,6 +11,19 @@ extension FileStorage {
             + PreferencesManifest.publishedName(forStoreNamed: Platform.lastComponent(of: target))
     }
 
+    /// The manifest file, or nil when it (or its directory) does not exist;
+    /// one over the size limit is ``PreferencesError/invalidManifest(file:reason:)``.
+    public func publishedManifest() throws -> (bytes: [UInt8], location: String)? {
+        let path = manifestPath
+        do {
+            return try Platform.readFile(path, limit: maxFileSize).map { ($0.bytes, path) }
+        } catch PreferencesError.io(_, _, let code, _) where code == Platform.notADirectory {
+            return nil
+        } catch PreferencesError.corrupted(_, let reason) {
+            throw PreferencesError.invalidManifest(file: path, reason: reason)
+        }
+    }
+
     /// Replaces the manifest file as the store's file is replaced (a
     /// temporary file, fsync, rename, fsync of the directory), holding
     /// `<file>.lock`; does nothing when the file already holds `bytes`.

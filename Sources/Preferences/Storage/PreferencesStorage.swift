@@ -196,6 +196,11 @@ public protocol PreferencesStorage: AnyObject, Sendable {
     /// The default calls ``publishManifest(_:)``.
     func publishManifest(_ bytes: [UInt8], program: String) throws
 
+    /// The manifest ``publishManifest(_:)`` published and where it was read
+    /// from, for messages; nil (the default) when none is published. One
+    /// too large to read is ``PreferencesError/invalidManifest(file:reason:)``.
+    func publishedManifest() throws -> (bytes: [UInt8], location: String)?
+
     /// Every program's published manifest, by program name. The default:
     /// none.
     func publishedManifests() throws -> [String: [UInt8]]
@@ -256,6 +261,9 @@ extension PreferencesStorage {
     public func publishManifest(_ bytes: [UInt8], program: String) throws {
         try publishManifest(bytes)
     }
+
+    /// None.
+    public func publishedManifest() throws -> (bytes: [UInt8], location: String)? { nil }
 
     /// None.
     public func publishedManifests() throws -> [String: [UInt8]] { [:] }

@@ -43,6 +43,6 @@ struct CheckCommand: PrefsCommand {
             throw CommandFailure(.invalidValue, problems[problems.count - 1].message)
         }
         context.output.print(
-            "\(context.storeName): ok, \(count) \(count == 1 ? "key" : "keys")")
+            "\(context.target.name): ok, \(count) \(count == 1 ? "key" : "keys")")
     }
 }

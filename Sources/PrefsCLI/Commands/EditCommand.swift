@@ -73,7 +73,7 @@ struct EditCommand: PrefsCommand {
             output: context.output, secrets: context.store.secrets,
             prompt: Terminal.standardInputIsTerminal ? TerminalPrompt(output: context.output) : nil,
             temporaryParent: Self.temporaryParent(context.environment, user: user),
-            copyName: Self.copyName(context.store.fileURL),
+            copyName: context.store.target.copyName,
             checkValues: { values in
                 guard !force else { return }
                 for key in values.keys.sortedByBytes() {
@@ -96,14 +96,5 @@ struct EditCommand: PrefsCommand {
             directory != "/"
         else { return "/tmp" }
         return directory.hasSuffix("/") ? String(directory.dropLast()) : directory
-    }
-
-    /// The store's name ending in `.json`, so that editors show JSON:
-    /// `default.json` for the suite `default`'s file or the etcd key
-    /// `/prefs/default`.
-    static func copyName(_ store: URL) -> String {
-        let name = store.lastPathComponent
-        if name.isEmpty || name.hasPrefix(".") || name == "/" { return "values.json" }
-        return name.hasSuffix(".json") ? name : name + ".json"
     }
 }

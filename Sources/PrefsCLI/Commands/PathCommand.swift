@@ -16,6 +16,6 @@ struct PathCommand: PrefsCommand {
     init(_ parsed: ParsedOptions<Self>) {}
 
     func run(_ context: CommandContext) async throws {
-        context.output.print(context.etcd?.key ?? context.fileURL.path)
+        context.output.print(context.target.path)
     }
 }

@@ -34,8 +34,7 @@ struct ReplicasCommand: PrefsCommand {
     }
 
     func run(_ context: CommandContext) async throws {
-        let storage = try context.storage()
-        let replicas = try storage.replicas()
+        let replicas = try context.target.storage.replicas()
         if json {
             let array = PreferenceValue.array(replicas.map(\.jsonValue))
             context.output.print(array.jsonText)

@@ -49,11 +49,6 @@ final class SecretRedaction: Sendable {
         !reveal && state.withLock { $0.keys.contains(key) }
     }
 
-    /// Adds keys a manifest declares secret.
-    func declare(_ keys: some Sequence<String>) {
-        state.withLock { $0.keys.formUnion(keys) }
-    }
-
     /// Adds the keys the snapshot's document lists as secret, and remembers
     /// the values every secret key holds there (now and after a temporary
     /// value ends).

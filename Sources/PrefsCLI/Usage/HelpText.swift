@@ -10,6 +10,7 @@ enum HelpText {
             "prefs — read and change preferences stores from the shell.",
             "",
             "usage: prefs [--file PATH | --suite NAME] [--manifest FILE] COMMAND [ARGS]",
+            "       prefs --etcd ENDPOINTS [--suite NAME | --key KEY] [--manifest FILE] COMMAND [ARGS]",
             "",
             "commands:",
         ]
