@@ -128,7 +128,8 @@ final class EtcdClient: Sendable {
             return message
         case .reply(let status, let json):
             if status == 200 {
-                return EtcdClient.int64(json["leader"]) == 0 ? "the member knows no leader" : nil
+                // A member id is a uint64, often past Int64.max; 0 (omitted) is none.
+                return (json["leader"] ?? "0") == "0" ? "the member knows no leader" : nil
             }
             let message = Self.errorMessage(json) ?? "HTTP status \(status)"
             if case .unavailable = Self.classify(message, status: status) { return message }
