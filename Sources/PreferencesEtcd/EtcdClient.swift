@@ -128,7 +128,8 @@ final class EtcdClient: Sendable {
             return message
         case .reply(let status, let json):
             if status == 200 {
-                return EtcdClient.int64(json["leader"]) == 0 ? "the member knows no leader" : nil
+                // A member id is a uint64, often past Int64.max; 0 (omitted) is none.
+                return (json["leader"] ?? "0") == "0" ? "the member knows no leader" : nil
             }
             let message = Self.errorMessage(json) ?? "HTTP status \(status)"
             if case .unavailable = Self.classify(message, status: status) { return message }
@@ -160,10 +161,10 @@ final class EtcdClient: Sendable {
     ///   - idempotent: whether repeating the call after an unknown outcome is safe.
     /// - Throws: `PreferencesError.io(operation:path:code:message:)`, or
     ///   ``OutcomeUnknown`` for a non-idempotent call.
-    func call(_ path: String, _ body: [String: Any], operation: String, idempotent: Bool)
-        throws -> [String: Any]
+    func call(_ path: String, _ body: PreferenceValue, operation: String, idempotent: Bool)
+        throws -> PreferenceValue
     {
-        let payload = try JSONSerialization.data(withJSONObject: body)
+        let payload = Data(body.jsonText.utf8)
         let endpoints = configuration.endpoints
         let start = DispatchTime.now()
         let deadline = start + configuration.timeout
@@ -272,15 +273,16 @@ final class EtcdClient: Sendable {
     private func signIn(at endpoint: URL, deadline: DispatchTime) throws -> String? {
         guard let credentials = configuration.credentials else { return nil }
         if let token = shared.withLock({ $0.token }) { return token.isEmpty ? nil : token }
-        let payload = try JSONSerialization.data(withJSONObject: [
-            "name": credentials.user, "password": credentials.password,
-        ])
+        let body: PreferenceValue = [
+            "name": .string(credentials.user), "password": .string(credentials.password),
+        ]
+        let payload = Data(body.jsonText.utf8)
         switch send("/v3/auth/authenticate", payload, to: endpoint, token: nil, deadline: deadline)
         {
         case .transport(let message, _):
             throw EndpointFailure(message: message)
         case .reply(let status, let json):
-            if status == 200, let token = json["token"] as? String {
+            if status == 200, let token = json["token"]?.stringValue {
                 shared.withLock { $0.token = token }
                 return token
             }
@@ -344,13 +346,10 @@ final class EtcdClient: Sendable {
         return .other
     }
 
-    static func errorMessage(_ json: [String: Any]) -> String? {
-        if let text = json["error"] as? String { return text }
-        if let text = json["message"] as? String { return text }
-        if let nested = json["error"] as? [String: Any], let text = nested["message"] as? String {
-            return text
-        }
-        return nil
+    /// The text of an error reply, or of a watch's error object.
+    static func errorMessage(_ json: PreferenceValue) -> String? {
+        json["error"]?.stringValue ?? json["message"]?.stringValue
+            ?? json["error"]?["message"]?.stringValue
     }
 
     static func seconds(from start: DispatchTime, to end: DispatchTime) -> Double {
@@ -362,25 +361,37 @@ final class EtcdClient: Sendable {
 // MARK: JSON helpers
 
 extension EtcdClient {
-    /// Base64 of UTF-8 text or bytes, as the gateway wants keys and values.
-    static func base64(_ text: String) -> String { Data(text.utf8).base64EncodedString() }
-    static func base64(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
+    /// The JSON object in `bytes` (a reply, a watch line); nil for anything else.
+    static func jsonObject(_ bytes: Data) -> PreferenceValue? {
+        let value = try? JSONText.parse(Array(bytes), source: "etcd reply")
+        return if case .object? = value { value } else { nil }
+    }
 
-    /// A 64-bit number the gateway sends as a string (or omits when 0).
-    static func int64(_ value: Any?) -> Int64 {
-        if let text = value as? String { return Int64(text) ?? 0 }
-        if let number = value as? NSNumber { return number.int64Value }
-        return 0
+    /// A key or value for a request: base64 of UTF-8 text or bytes, as a JSON string.
+    static func base64(_ text: String) -> PreferenceValue { base64(Array(text.utf8)) }
+    static func base64(_ bytes: [UInt8]) -> PreferenceValue {
+        .string(Data(bytes).base64EncodedString())
+    }
+
+    /// A 64-bit number of a reply (a revision, a lease id, a TTL); 0 when omitted.
+    ///
+    /// The gateway follows protobuf's JSON mapping: a 64-bit integer is a
+    /// decimal string (a reader keeping numbers as doubles loses digits past
+    /// 2^53), a field at its zero value is left out (missing means 0, not an
+    /// error), and a plain number is allowed too (`etcdctl -w json` writes them).
+    static func int64(_ value: PreferenceValue?) -> Int64 {
+        if let text = value?.stringValue { return Int64(text) ?? 0 }
+        return value?.integerValue ?? 0
     }
 
     /// The header's store revision.
-    static func headerRevision(_ json: [String: Any]) -> Int64 {
-        int64((json["header"] as? [String: Any])?["revision"])
+    static func headerRevision(_ json: PreferenceValue) -> Int64 {
+        int64(json["header"]?["revision"])
     }
 
     /// The bytes of a base64 field; an omitted field is empty.
-    static func bytes(_ value: Any?) -> [UInt8] {
-        guard let text = value as? String, let data = Data(base64Encoded: text) else { return [] }
+    static func bytes(_ value: PreferenceValue?) -> [UInt8] {
+        guard let text = value?.stringValue, let data = Data(base64Encoded: text) else { return [] }
         return Array(data)
     }
 }

@@ -44,8 +44,7 @@ struct EtcdHistoryArchive: HistoryArchive {
                 "key": EtcdClient.base64(storage.historyPrefix),
                 "range_end": EtcdClient.base64(prefixEnd),
             ], operation: "read history", idempotent: true)
-        let pairs = (reply["kvs"] as? [[String: Any]]) ?? []
-        return pairs.compactMap { EtcdClient.bytes($0["value"]) }
+        return (reply["kvs"]?.arrayValue ?? []).map { EtcdClient.bytes($0["value"]) }
     }
 
     func append(_ entries: [(sequence: Int64, text: [UInt8])], keep: HistoryLimit) throws {
@@ -53,11 +52,10 @@ struct EtcdHistoryArchive: HistoryArchive {
         let firstKept = last - Int64(keep.entries) + 1
         // etcd refuses a transaction that puts a key it also deletes: the
         // entries the limit drops at once are not put at all.
-        var operations: [[String: Any]] = entries.filter { $0.sequence >= firstKept }.map { entry in
+        var operations: [PreferenceValue] = entries.filter { $0.sequence >= firstKept }.map {
             [
                 "request_put": [
-                    "key": EtcdClient.base64(key(entry.sequence)),
-                    "value": EtcdClient.base64(entry.text),
+                    "key": EtcdClient.base64(key($0.sequence)), "value": EtcdClient.base64($0.text),
                 ]
             ]
         }
@@ -70,6 +68,7 @@ struct EtcdHistoryArchive: HistoryArchive {
             ])
         }
         _ = try storage.client.call(
-            "/v3/kv/txn", ["success": operations], operation: "archive history", idempotent: true)
+            "/v3/kv/txn", ["success": .array(operations)], operation: "archive history",
+            idempotent: true)
     }
 }

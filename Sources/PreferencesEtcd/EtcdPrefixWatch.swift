@@ -39,13 +39,13 @@ final class EtcdPrefixWatch: StorageWatch, @unchecked Sendable {
 
     private func connect() {
         guard !cancelled else { return }
-        let body: [String: Any] = [
+        let body: PreferenceValue = [
             "create_request": [
                 "key": EtcdClient.base64(prefix),
                 "range_end": EtcdClient.base64(EtcdStorage.prefixEnd(prefix)),
             ]
         ]
-        guard let payload = try? JSONSerialization.data(withJSONObject: body) else { return }
+        let payload = Data(body.jsonText.utf8)
         generation += 1
         let current = generation
         let client = storage.client

@@ -13,7 +13,8 @@ final class EtcdRegistration: ReplicaRegistration, @unchecked Sendable {
     private let key: String
     private let queue = DispatchQueue(label: "preferences.etcd.replica")
     // Touched only on `queue`.
-    private var lease: String?
+    /// The lease's id, as etcd wrote it.
+    private var lease: PreferenceValue?
     private var replica: PreferencesReplica?
     private var timer: (any DispatchSourceTimer)?
     private var closed = false
@@ -43,9 +44,9 @@ final class EtcdRegistration: ReplicaRegistration, @unchecked Sendable {
         // mid-request: a lease granted twice leaves one that nothing uses,
         // which runs out after its TTL.
         let reply = try storage.client.call(
-            "/v3/lease/grant", ["TTL": String(Int(max(1, ttl.rounded(.up))))],
+            "/v3/lease/grant", ["TTL": .string(String(Int(max(1, ttl.rounded(.up)))))],
             operation: "grant lease", idempotent: true)
-        guard let id = reply["ID"] as? String ?? (reply["ID"] as? NSNumber)?.stringValue else {
+        guard let id = reply["ID"] else {
             throw PreferencesError.io(
                 operation: "grant lease", path: key, code: EIO, message: "no lease id in the reply")
         }
@@ -67,8 +68,7 @@ final class EtcdRegistration: ReplicaRegistration, @unchecked Sendable {
         guard !closed, let lease else { return }
         let reply = try? storage.client.call(
             "/v3/lease/keepalive", ["ID": lease], operation: "keep lease alive", idempotent: true)
-        let result = reply?["result"] as? [String: Any] ?? reply
-        let left = EtcdClient.int64(result?["TTL"])
+        let left = EtcdClient.int64((reply?["result"] ?? reply)?["TTL"])
         // An expired lease answers with no TTL: register again.
         if reply != nil && left <= 0 { try? grantAndPut() }
     }

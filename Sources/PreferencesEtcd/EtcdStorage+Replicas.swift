@@ -30,7 +30,7 @@ extension EtcdStorage {
                 "range_end": EtcdClient.base64(Self.prefixEnd(prefix)),
             ], operation: operation, idempotent: true)
         var values: [String: [UInt8]] = [:]
-        for pair in (reply["kvs"] as? [[String: Any]]) ?? [] {
+        for pair in reply["kvs"]?.arrayValue ?? [] {
             let name = String(decoding: EtcdClient.bytes(pair["key"]), as: UTF8.self)
             values[String(name.dropFirst(prefix.count))] = EtcdClient.bytes(pair["value"])
         }
@@ -41,7 +41,7 @@ extension EtcdStorage {
         let reply = try client.call(
             "/v3/kv/range", ["key": EtcdClient.base64(key)], operation: operation,
             idempotent: true)
-        return (reply["kvs"] as? [[String: Any]])?.first.map { EtcdClient.bytes($0["value"]) }
+        return reply["kvs"]?.arrayValue?.first.map { EtcdClient.bytes($0["value"]) }
     }
 
     /// Puts `bytes` under `KEY/manifests/PROGRAM` and

@@ -167,8 +167,8 @@ public final class EtcdStorage: PreferencesStorage {
         return revision
     }
 
-    static func contents(of rangeReply: [String: Any], header: Int64) -> StoredContents {
-        guard let kv = (rangeReply["kvs"] as? [[String: Any]])?.first else {
+    static func contents(of rangeReply: PreferenceValue, header: Int64) -> StoredContents {
+        guard let kv = rangeReply["kvs"]?.arrayValue?.first else {
             return StoredContents(bytes: nil, revision: .absent)
         }
         return StoredContents(
@@ -237,7 +237,7 @@ public final class EtcdStorage: PreferencesStorage {
                     "the document is \(bytes.count) bytes, over etcd's request limit of \(configuration.maxRequestBytes) bytes (\(Self.mebibytes(configuration.maxRequestBytes)) MiB, less \(Self.requestOverhead) bytes for the request)"
             )
         }
-        let compare: [String: Any]
+        let compare: PreferenceValue
         if expected == .absent {
             compare = [
                 "key": EtcdClient.base64(key), "target": "CREATE", "result": "EQUAL",
@@ -246,7 +246,7 @@ public final class EtcdStorage: PreferencesStorage {
         } else if let number = Int64(expected.token) {
             compare = [
                 "key": EtcdClient.base64(key), "target": "MOD", "result": "EQUAL",
-                "mod_revision": String(number),
+                "mod_revision": .string(String(number)),
             ]
         } else {
             return nil
@@ -254,7 +254,7 @@ public final class EtcdStorage: PreferencesStorage {
         // The write's id goes to the sibling key in the same transaction, so
         // a write whose answer was lost can be told from another writer's
         // identical document (see `outcome(of:after:detail:)`).
-        let body: [String: Any] = [
+        let body: PreferenceValue = [
             "compare": [compare],
             "success": [
                 [
@@ -271,7 +271,7 @@ public final class EtcdStorage: PreferencesStorage {
             "failure": [["request_range": ["key": EtcdClient.base64(key)]]],
         ]
         for _ in 0..<8 {
-            let reply: [String: Any]
+            let reply: PreferenceValue
             do {
                 reply = try client.call("/v3/kv/txn", body, operation: "write", idempotent: false)
             } catch let unknown as EtcdClient.OutcomeUnknown {
@@ -287,15 +287,14 @@ public final class EtcdStorage: PreferencesStorage {
                 }
             }
             let header = EtcdClient.headerRevision(reply)
-            if reply["succeeded"] as? Bool == true {
+            if reply["succeeded"] == true {
                 let revision = StorageRevision(String(header))
                 learn(revision, at: header)
                 known.withLock { $0.conflicts = 0 }
                 return revision
             }
             // The failure branch read the key: remember what is there now.
-            let responses = reply["responses"] as? [[String: Any]]
-            if let range = responses?.first?["response_range"] as? [String: Any] {
+            if let range = reply["responses"]?.arrayValue?.first?["response_range"] {
                 let now = Self.contents(of: range, header: header).revision
                 learn(now, at: Self.number(now, header: header))
             }
@@ -371,18 +370,18 @@ public final class EtcdStorage: PreferencesStorage {
         let reply = try client.call(
             "/v3/kv/range", ["key": EtcdClient.base64(key), "keys_only": true], operation: "read",
             idempotent: true)
-        let kv = (reply["kvs"] as? [[String: Any]])?.first
-        return EtcdClient.int64(kv?["create_revision"])
+        return EtcdClient.int64(reply["kvs"]?.arrayValue?.first?["create_revision"])
     }
 
     /// A key as it was at store revision `revision`.
     private func read(_ key: String, atRevision revision: Int64, detail: String) throws
         -> StoredContents?
     {
-        let reply: [String: Any]
+        let reply: PreferenceValue
         do {
             reply = try client.call(
-                "/v3/kv/range", ["key": EtcdClient.base64(key), "revision": String(revision)],
+                "/v3/kv/range",
+                ["key": EtcdClient.base64(key), "revision": .string(String(revision))],
                 operation: "read", idempotent: true)
         } catch PreferencesError.io(let operation, let path, let code, let message)
             where message.contains("compacted")
@@ -413,11 +412,11 @@ public final class EtcdStorage: PreferencesStorage {
         }
         for attempt in 1...100 {
             let place = key + ".corrupt-" + stamp + (attempt == 1 ? "" : "-\(attempt)")
-            let body: [String: Any] = [
+            let body: PreferenceValue = [
                 "compare": [
                     [
                         "key": EtcdClient.base64(key), "target": "MOD", "result": "EQUAL",
-                        "mod_revision": String(number),
+                        "mod_revision": .string(String(number)),
                     ],
                     [
                         "key": EtcdClient.base64(place), "target": "CREATE", "result": "EQUAL",
@@ -433,7 +432,7 @@ public final class EtcdStorage: PreferencesStorage {
                     ["request_delete_range": ["key": EtcdClient.base64(key)]],
                 ],
             ]
-            let reply: [String: Any]
+            let reply: PreferenceValue
             do {
                 reply = try client.call(
                     "/v3/kv/txn", body, operation: "set aside", idempotent: false)
@@ -446,7 +445,7 @@ public final class EtcdStorage: PreferencesStorage {
                 let saved = Self.contents(of: backup, header: 0)
                 return saved.bytes == bytes ? place : nil
             }
-            if reply["succeeded"] as? Bool == true { return place }
+            if reply["succeeded"] == true { return place }
             // Either the key moved on (give up) or the backup name is taken (next name).
             if try read().revision != contents.revision { return nil }
         }

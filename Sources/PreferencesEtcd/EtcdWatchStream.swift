@@ -143,12 +143,12 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
             }
         }
         guard !isCancelled else { return }
-        let body: [String: Any] = [
+        let body: PreferenceValue = [
             "create_request": [
-                "key": EtcdClient.base64(storage.key), "start_revision": String(start),
+                "key": EtcdClient.base64(storage.key), "start_revision": .string(String(start)),
             ]
         ]
-        guard let payload = try? JSONSerialization.data(withJSONObject: body) else { return }
+        let payload = Data(body.jsonText.utf8)
         generation += 1
         let current = generation
         let client = storage.client
@@ -280,14 +280,10 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
 
     private func handle(_ line: Data) {
         lastLine = .now()
-        guard let object = (try? JSONSerialization.jsonObject(with: line)) as? [String: Any] else {
-            return
-        }
+        guard let object = EtcdClient.jsonObject(line) else { return }
         if let error = object["error"] {
             // An error ends the watch (an expired token, say): sign in and start again.
-            let message =
-                (error as? [String: Any]).flatMap { EtcdClient.errorMessage($0) }
-                ?? (error as? String) ?? ""
+            let message = EtcdClient.errorMessage(error) ?? error.stringValue ?? ""
             note("error line: \(message)")
             if EtcdClient.classify(message, status: 0) == .invalidToken {
                 storage.client.invalidateToken()
@@ -295,8 +291,8 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
             restart()
             return
         }
-        guard let result = object["result"] as? [String: Any] else { return }
-        if result["created"] as? Bool == true && !live {
+        guard let result = object["result"] else { return }
+        if result["created"] == true && !live {
             note("created")
             live = true
             failures = 0
@@ -308,13 +304,12 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
             // Back after an interruption: say so, with what was last known.
             if reportedInterruption, let lastReported { report(lastReported) }
         }
-        for case let event as [String: Any] in result["events"] as? [Any] ?? [] {
-            guard let kv = event["kv"] as? [String: Any],
-                EtcdClient.bytes(kv["key"]) == Array(storage.key.utf8)
+        for event in result["events"]?.arrayValue ?? [] {
+            guard let kv = event["kv"], EtcdClient.bytes(kv["key"]) == Array(storage.key.utf8)
             else { continue }
             let modRevision = EtcdClient.int64(kv["mod_revision"])
             let contents: StoredContents
-            if event["type"] as? String == "DELETE" {
+            if event["type"] == "DELETE" {
                 contents = StoredContents(bytes: nil, revision: .absent)
             } else {
                 contents = StoredContents(
@@ -325,10 +320,10 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
             resumeRevision = max(resumeRevision ?? 0, modRevision + 1)
             report(contents)
         }
-        if let events = result["events"] as? [Any], !events.isEmpty {
+        if let events = result["events"]?.arrayValue, !events.isEmpty {
             note("\(events.count) events up to revision \((resumeRevision ?? 0) - 1)")
         }
-        if result["canceled"] as? Bool == true {
+        if result["canceled"] == true {
             note("canceled, compact revision \(EtcdClient.int64(result["compact_revision"]))")
             // Compacted past our start, or cancelled by the server: read and watch again.
             if EtcdClient.int64(result["compact_revision"]) != 0 {

@@ -131,10 +131,8 @@ enum Checker {
         }
         let storage = FileStorage(fileURL: URL(fileURLWithPath: directory + "/" + workload.file))
         for text in try storage.historyArchive?.readEntries() ?? [] {
-            guard
-                let object = try? JSONSerialization.jsonObject(with: Data(text)) as? [String: Any],
-                let number = (object["sequence"] as? NSNumber)?.int64Value
-            else { continue }
+            let entry = try? JSONText.parse(text, source: "history archive")
+            guard let number = entry?["sequence"]?.integerValue else { continue }
             if number > snapshot.sequence {
                 violations.append(
                     Violation(

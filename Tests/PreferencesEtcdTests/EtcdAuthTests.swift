@@ -161,7 +161,7 @@ struct EtcdAuthTests {
     func isRejected(_ token: String, by cluster: EtcdCluster, _ key: String) async throws -> Bool {
         let (status, said) = try await offPool {
             let reply = try cluster.post(
-                0, "/v3/kv/range", ["key": Data(key.utf8).base64EncodedString()], token: token)
+                0, "/v3/kv/range", ["key": EtcdClient.base64(key)], token: token)
             return (reply.status, "\(reply.json)")
         }
         if status == 200 { return false }

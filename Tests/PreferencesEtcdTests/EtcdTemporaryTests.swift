@@ -22,7 +22,7 @@ struct EtcdTemporaryTests {
     ) {
         let read = try await offPool { () -> (bytes: [UInt8], modRevision: Int64)? in
             let reply = try cluster.post(0, "/v3/kv/range", ["key": EtcdClient.base64(key)])
-            guard reply.status == 200, let pair = (reply.json["kvs"] as? [[String: Any]])?.first
+            guard reply.status == 200, let pair = reply.json["kvs"]?.arrayValue?.first
             else { return nil }
             return (EtcdClient.bytes(pair["value"]), EtcdClient.int64(pair["mod_revision"]))
         }

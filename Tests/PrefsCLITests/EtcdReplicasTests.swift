@@ -61,11 +61,10 @@ struct EtcdReplicasTests {
         let place = key + "/replicas/\(Platform.hostName)-\(child.process.processIdentifier)"
         return try await offPool { () -> String? in
             let range = try cluster.post(
-                0, "/v3/kv/range", ["key": Data(place.utf8).base64EncodedString()])
-            guard let lease = (range.json["kvs"] as? [[String: Any]])?.first?["lease"] as? String
-            else { return nil }
+                0, "/v3/kv/range", ["key": EtcdClient.base64(place)])
+            guard let lease = range.json["kvs"]?.arrayValue?.first?["lease"] else { return nil }
             let life = try cluster.post(0, "/v3/lease/timetolive", ["ID": lease])
-            return life.json["grantedTTL"] as? String
+            return life.json["grantedTTL"]?.stringValue
         }
     }
 
@@ -135,11 +134,10 @@ struct EtcdReplicasTests {
         let place = key + "/replicas/\(Platform.hostName)-\(children[0].process.processIdentifier)"
         let granted = try await offPool { () -> String? in
             let range = try cluster.post(
-                0, "/v3/kv/range", ["key": Data(place.utf8).base64EncodedString()])
-            guard let lease = (range.json["kvs"] as? [[String: Any]])?.first?["lease"] as? String
-            else { return nil }
+                0, "/v3/kv/range", ["key": EtcdClient.base64(place)])
+            guard let lease = range.json["kvs"]?.arrayValue?.first?["lease"] else { return nil }
             let life = try cluster.post(0, "/v3/lease/timetolive", ["ID": lease])
-            return life.json["grantedTTL"] as? String
+            return life.json["grantedTTL"]?.stringValue
         }
         #expect(granted == "10")
 

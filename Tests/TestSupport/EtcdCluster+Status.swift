@@ -1,4 +1,5 @@
 import Foundation
+import Preferences
 import PreferencesEtcd
 import PreferencesTesting
 
@@ -8,12 +9,11 @@ extension EtcdCluster {
     /// reply. (Through the backend's socket transport: `URLSession` on Linux
     /// aborts the process when a server drops a connection mid-request.)
     package func post(
-        _ index: Int, _ path: String, _ body: [String: Any], token: String? = nil,
+        _ index: Int, _ path: String, _ body: PreferenceValue, token: String? = nil,
         timeout: TimeInterval = 5
-    ) throws -> (status: Int, json: [String: Any]) {
-        let payload = try JSONSerialization.data(withJSONObject: body)
+    ) throws -> (status: Int, json: PreferenceValue) {
         let answer = SocketTransport().send(
-            path, payload, to: members[index].clientURL, token: token,
+            path, Data(body.jsonText.utf8), to: members[index].clientURL, token: token,
             deadline: .now() + timeout)
         switch answer {
         case .reply(let status, let json):
@@ -31,11 +31,11 @@ extension EtcdCluster {
     /// `POST /v3/maintenance/status` on one member, or nil when it does not answer.
     package func status(_ index: Int, timeout: TimeInterval = 1) -> Status? {
         guard let reply = try? post(index, "/v3/maintenance/status", [:], timeout: timeout),
-            reply.status == 200, let header = reply.json["header"] as? [String: Any]
+            reply.status == 200, let header = reply.json["header"]
         else { return nil }
         return Status(
-            memberID: header["member_id"] as? String ?? "",
-            leader: reply.json["leader"] as? String ?? "")
+            memberID: header["member_id"]?.stringValue ?? "",
+            leader: reply.json["leader"]?.stringValue ?? "")
     }
 
     /// Waits until every listed member answers and knows a leader.

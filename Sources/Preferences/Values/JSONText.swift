@@ -4,13 +4,13 @@
 /// doubles stay apart, nesting depth is limited while parsing (not after), a
 /// syntax error names its line and column, and the output is byte-for-byte
 /// stable: two-space indentation, `" : "` separators, keys sorted.
-enum JSONText {
+package enum JSONText {
     /// Parses `bytes` as one JSON value.
     ///
     /// - Parameters:
     ///   - source: the file name used in error messages.
     ///   - maxDepth: arrays and objects nested deeper than this are an error.
-    static func parse(_ bytes: [UInt8], source: String, maxDepth: Int = 512) throws
+    package static func parse(_ bytes: [UInt8], source: String, maxDepth: Int = 512) throws
         -> PreferenceValue
     {
         try bytes.withUnsafeBufferPointer { buffer in

@@ -53,6 +53,18 @@ extension PreferenceValue {
         self = try JSONText.parse(Array(jsonText.utf8), source: source)
     }
 
+    /// The member `name` of an object; nil when it has none, or for any
+    /// other value. Reading a reply: `reply["header"]?["revision"]`.
+    package subscript(name: String) -> Self? {
+        if case .object(let fields) = self { fields[name] } else { nil }
+    }
+
+    /// The text of a string; nil for any other value.
+    package var stringValue: String? { if case .string(let text) = self { text } else { nil } }
+
+    /// The elements of an array; nil for any other value.
+    package var arrayValue: [Self]? { if case .array(let items) = self { items } else { nil } }
+
     /// The value as a `Double` key reads it: integers, numbers, and the file
     /// format's spellings of the non-finite numbers; nil for anything else.
     var numberValue: Double? {
@@ -68,7 +80,7 @@ extension PreferenceValue {
 
     /// The value as an integer key reads it: integers, and numbers with no
     /// fractional part; nil for anything else.
-    var integerValue: Int64? {
+    package var integerValue: Int64? {
         switch self {
         case .int(let number): number
         case .double(let number): Int64(exactly: number)

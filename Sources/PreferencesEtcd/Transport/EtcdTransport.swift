@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Preferences
 
 /// How the client reaches one endpoint: a request and its answer, or a
 /// long-lived stream of lines (the watch).
@@ -26,18 +27,17 @@ protocol EtcdLineStream: Sendable {
 
 /// What one request to one endpoint produced.
 package enum EtcdAnswer {
-    /// The server answered (any status), with its JSON body.
-    case reply(status: Int, json: [String: Any])
+    /// The server answered (any status), with its JSON object (`{}` for none).
+    case reply(status: Int, json: PreferenceValue)
     /// No answer; `sent` is false when the request surely never reached a server.
     case transport(message: String, sent: Bool)
 
     /// The answer for a status and body as received.
     static func received(status: Int, body: Data) -> EtcdAnswer {
-        let json = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
+        let json = EtcdClient.jsonObject(body)
         if status == 200 && json == nil {
-            return .reply(
-                status: 502,
-                json: ["error": "not JSON: \(String(decoding: body.prefix(200), as: UTF8.self))"])
+            let text = String(decoding: body.prefix(200), as: UTF8.self)
+            return .reply(status: 502, json: ["error": .string("not JSON: \(text)")])
         }
         return .reply(status: status, json: json ?? [:])
     }
