@@ -6,9 +6,8 @@ extension StoreCore {
     func migrate(_ migrations: [any PreferencesMigration]) throws {
         let current = snapshot
         guard try migrations.contains(where: { try $0.shouldMigrate(current) }) else { return }
-        // Under a lock this runs once; without one (a distributed backend), a
-        // lost compare-and-swap runs the steps again on the newer state
-        // rather than failing the open.
+        // Without a lock (a distributed backend), a lost compare-and-swap
+        // runs the steps again on the newer state rather than failing the open.
         let (ran, reports) = try storage.withExclusiveAccess {
             try retryingLostWrites("migrate") {
                 () -> ([any PreferencesMigration], [PreferencesProblem])? in
