@@ -150,110 +150,18 @@ extension StoreCore {
         var outcomes = [Result<any Sendable, any Error>](
             repeating: .success(()), count: batch.count)
         var reencodes = takingLateEdits ? 0 : Self.maxReencodes
-        // The notes the batch's edits left, once it is committed.
-        var reports: [PreferencesProblem] = []
         do {
-            try storage.withExclusiveAccess {
+            // The notes the batch's edits left, once it is committed.
+            let reports = try storage.withExclusiveAccess {
                 if !state.withLock({ $0.current.loaded }) { try load(policy: corruption) }
-                attempts: for _ in 0..<storage.maxWriteAttempts {
-                    try refreshBeforeWrite()
-                    // Whether this attempt moved the document's history to
-                    // the archive already (once an attempt is enough).
-                    var archived = false
-                    let (current, revision) = state.withLock {
-                        ($0.current.snapshot, $0.current.revision)
-                    }
-                    // Temporary values that ended since the state was read
-                    // no longer hold for the edits.
-                    let base = current.temporary.isEmpty ? current : current.reading(at: Date())
-                    var working = MutablePreferences(snapshot: base, limits: limits)
-                    var applied = 0
-                    var lateTakes = takingLateEdits ? 0 : Self.maxLateTakes
-                    while true {
-                        for index in applied..<batch.count {
-                            working.beginTransform()
-                            do {
-                                let value = try batch[index].apply(&working)
-                                if let failure = working.failure { throw failure }
-                                working.endTransform()
-                                outcomes[index] = .success(value)
-                            } catch {
-                                working.rollBackTransform()
-                                outcomes[index] = .failure(error)
-                            }
-                        }
-                        applied = batch.count
-                        if lateTakes < Self.maxLateTakes,
-                            takeLateEdits(into: &batch, outcomes: &outcomes)
-                        {
-                            lateTakes += 1
-                            continue
-                        }
-                        // The keys whose value differs from `base`, from the
-                        // few the batch changed, where it knows them: then
-                        // neither the check below nor the change records
-                        // compare every value.
-                        let changedKeys = working.changedKeys.map { keys in
-                            keys.filter { working.values[$0] != base.values[$0] }
-                        }
-                        // S5: an edit that changes nothing writes nothing.
-                        if working.version == base.version
-                            && (!working.changed
-                                || (changedKeys.map(\.isEmpty) ?? (working.values == base.values)))
-                            && !Self.changesTemporaryValues(base: base, working: working)
-                        {
-                            reports = working.reports
-                            return
-                        }
-                        let stamp = PreferenceModification.now()
-                        var document = StoreDocument(
-                            editing: base, values: working.values, version: working.version,
-                            stamp: stamp, changedKeys: changedKeys)
-                        // Each key's old and new value, only when entries
-                        // are kept: the change still takes its number.
-                        let change = PendingEntry(
-                            changes: keepsHistory(after: base)
-                                ? Self.changes(
-                                    from: base.values, to: working.values, keys: changedKeys)
-                                : [:],
-                            versionChange: working.version == base.version
-                                ? nil : (base.version, working.version),
-                            causes: working.causes)
-                        let secrets = base.secretKeys.union(state.withLock { $0.secrets })
-                        document.secretKeys = secrets
-                        document.history = try history(
-                            after: base, adding: [change], stamp: stamp, secrets: secrets,
-                            archived: &archived)
-                        if !secrets.isEmpty { try keepPrivate() }
-                        (document.values, document.temporary) = Self.stored(
-                            base: base, working: working, changedKeys: changedKeys, at: stamp.date)
-                        let (bytes, keyOrder) = try document.encode(
-                            file: storage.location, limits: limits,
-                            reusingKeyOrder: state.withLock { $0.edits.lastKeyOrder })
-                        state.withLock { $0.edits.lastKeyOrder = keyOrder }
-                        if reencodes < Self.maxReencodes,
-                            takeLateEdits(into: &batch, outcomes: &outcomes)
-                        {
-                            reencodes += 1
-                            lateTakes = 0
-                            continue
-                        }
-                        if let written = try storage.write(bytes, ifRevision: revision) {
-                            reports = working.reports
-                            publish(document, revision: written, knownChanged: true)
-                            return
-                        }
-                        // Someone wrote without the lock between our read and
-                        // write: re-read, and apply the whole batch again.
-                        continue attempts
-                    }
+                return try retryingLostWrites("write") {
+                    try attemptCommit(
+                        &batch, outcomes: &outcomes, takingLateEdits: takingLateEdits,
+                        reencodes: &reencodes)
                 }
-                throw PreferencesError.io(
-                    operation: "write", path: storage.location, code: 0,
-                    message: "the file kept changing during the write; try again")
             }
             if !reports.isEmpty { keep(reports) }
-        } catch let error as PreferencesError where batch.count > 1 && isPerEditError(error) {
+        } catch PreferencesError.limitExceeded where batch.count > 1 {
             // One edit's result was too large: give each edit its own write so
             // only the offending one fails.
             return batch.map { edit in
@@ -271,8 +179,75 @@ extension StoreCore {
         return outcomes
     }
 
-    private func isPerEditError(_ error: PreferencesError) -> Bool {
-        if case .limitExceeded = error { return true }
-        return false
+    /// One attempt of ``commit(_:takingLateEdits:)``, holding exclusive
+    /// access: applies the batch to the state as read now, taking in late
+    /// edits, and writes it. Returns the edits' notes, or nil when the
+    /// compare-and-swap was lost (the next attempt applies the batch again).
+    private func attemptCommit(
+        _ batch: inout [PendingEdit], outcomes: inout [Result<any Sendable, any Error>],
+        takingLateEdits: Bool, reencodes: inout Int
+    ) throws -> [PreferencesProblem]? {
+        try refreshBeforeWrite()
+        // Whether this attempt moved older history entries to the archive.
+        var archived = false
+        let (current, revision) = state.withLock { ($0.current.snapshot, $0.current.revision) }
+        // Temporary values that ended since the state was read no longer
+        // hold for the edits.
+        let base = current.temporary.isEmpty ? current : current.reading(at: Date())
+        var working = MutablePreferences(snapshot: base, limits: limits)
+        var applied = 0
+        var lateTakes = takingLateEdits ? 0 : Self.maxLateTakes
+        while true {
+            for index in applied..<batch.count {
+                working.beginTransform()
+                do {
+                    let value = try batch[index].apply(&working)
+                    if let failure = working.failure { throw failure }
+                    working.endTransform()
+                    outcomes[index] = .success(value)
+                } catch {
+                    working.rollBackTransform()
+                    outcomes[index] = .failure(error)
+                }
+            }
+            applied = batch.count
+            if lateTakes < Self.maxLateTakes, takeLateEdits(into: &batch, outcomes: &outcomes) {
+                lateTakes += 1
+                continue
+            }
+            // The keys whose value differs from `base`, from the few the
+            // batch changed, where it knows them: then neither the check
+            // below nor the change records compare every value.
+            let changedKeys = working.changedKeys.map { keys in
+                keys.filter { working.values[$0] != base.values[$0] }
+            }
+            // S5: an edit that changes nothing writes nothing.
+            if working.version == base.version
+                && (!working.changed
+                    || (changedKeys.map(\.isEmpty) ?? (working.values == base.values)))
+                && !Self.changesTemporaryValues(base: base, working: working)
+            {
+                return working.reports
+            }
+            // Each key's old and new value, only when entries are kept: the
+            // change still takes its number.
+            let change = PendingEntry(
+                changes: keepsHistory(after: base)
+                    ? Self.changes(from: base.values, to: working.values, keys: changedKeys) : [:],
+                versionChange: working.version == base.version
+                    ? nil : (base.version, working.version),
+                causes: working.causes)
+            let (document, bytes) = try prepareWrite(
+                of: working, over: base, adding: [change], changedKeys: changedKeys,
+                archived: &archived)
+            if reencodes < Self.maxReencodes, takeLateEdits(into: &batch, outcomes: &outcomes) {
+                reencodes += 1
+                lateTakes = 0
+                continue
+            }
+            guard let written = try storage.write(bytes, ifRevision: revision) else { return nil }
+            publish(document, revision: written, knownChanged: true)
+            return working.reports
+        }
     }
 }

@@ -66,23 +66,16 @@ extension StoreCore {
             (document, revision) = try storage.withExclusiveAccess {
                 // A backend without a lock may see the document change under
                 // the recovery (which then changes nothing): read again.
-                for _ in 0..<storage.maxWriteAttempts {
+                try retryingLostWrites("recover") {
                     // Someone may have repaired or replaced the document meanwhile.
                     let again = try storage.read()
-                    let failure: PreferencesError
                     do {
                         return (try decode(again), again.revision)
                     } catch let error as PreferencesError {
                         guard case .corrupted = error else { throw error }
-                        failure = error
-                    }
-                    if let recovered = try recover(from: failure, contents: again, policy: policy) {
-                        return recovered
+                        return try recover(from: error, contents: again, policy: policy)
                     }
                 }
-                throw PreferencesError.io(
-                    operation: "recover", path: storage.location, code: 0,
-                    message: "the document kept changing during the recovery; open again")
             }
         }
         publish(document, revision: revision)

@@ -6,70 +6,53 @@ extension StoreCore {
     func migrate(_ migrations: [any PreferencesMigration]) throws {
         let current = snapshot
         guard try migrations.contains(where: { try $0.shouldMigrate(current) }) else { return }
-        let (ran, reports): ([any PreferencesMigration], [PreferencesProblem]) =
-            try storage.withExclusiveAccess {
-                // Under a lock this runs once; without one (a distributed
-                // backend), a lost compare-and-swap runs the steps again on
-                // the newer state rather than failing the open.
-                for _ in 0..<storage.maxWriteAttempts {
-                    try refreshIfChanged(policy: corruption)
-                    let (base, revision) = state.withLock {
-                        ($0.current.snapshot, $0.current.revision)
+        // Without a lock (a distributed backend), a lost compare-and-swap
+        // runs the steps again on the newer state rather than failing the open.
+        let (ran, reports) = try storage.withExclusiveAccess {
+            try retryingLostWrites("migrate") {
+                () -> ([any PreferencesMigration], [PreferencesProblem])? in
+                try refreshIfChanged(policy: corruption)
+                let (base, revision) = state.withLock { ($0.current.snapshot, $0.current.revision) }
+                var working = MutablePreferences(snapshot: base, limits: limits)
+                var ran: [any PreferencesMigration] = []
+                // Each step that changes something is a change of its own,
+                // with its own sequence number and entry (H1, H2).
+                var steps: [PendingEntry] = []
+                for migration in migrations where try migration.shouldMigrate(working.snapshot) {
+                    let (before, version) = (working.values, working.version)
+                    do {
+                        try migration.migrate(&working)
+                        if let failure = working.failure { throw failure }
+                    } catch let error as PreferencesError {
+                        throw error
+                    } catch {
+                        throw PreferencesError.migrationFailed(
+                            step: migration.name, reason: "\(error)")
                     }
-                    var working = MutablePreferences(snapshot: base, limits: limits)
-                    var ran: [any PreferencesMigration] = []
-                    // Each step that changes something is a change of its own,
-                    // with its own sequence number and entry (H1, H2).
-                    var steps: [PendingEntry] = []
-                    for migration in migrations where try migration.shouldMigrate(working.snapshot)
-                    {
-                        let (before, version) = (working.values, working.version)
-                        do {
-                            try migration.migrate(&working)
-                            if let failure = working.failure { throw failure }
-                        } catch let error as PreferencesError {
-                            throw error
-                        } catch {
-                            throw PreferencesError.migrationFailed(
-                                step: migration.name, reason: "\(error)")
-                        }
-                        ran.append(migration)
-                        let changes = Self.changes(from: before, to: working.values, keys: nil)
-                        let causes = ["migration: \(migration.name)"] + working.takeCauses()
-                        if !changes.isEmpty || working.version != version {
-                            steps.append(
-                                PendingEntry(
-                                    changes: changes,
-                                    versionChange: working.version == version
-                                        ? nil : (version, working.version), causes: causes))
-                        }
+                    ran.append(migration)
+                    let changes = Self.changes(from: before, to: working.values, keys: nil)
+                    let causes = ["migration: \(migration.name)"] + working.takeCauses()
+                    if !changes.isEmpty || working.version != version {
+                        steps.append(
+                            PendingEntry(
+                                changes: changes,
+                                versionChange: working.version == version
+                                    ? nil : (version, working.version), causes: causes))
                     }
-                    if working.values != base.values || working.version != base.version {
-                        let stamp = PreferenceModification.now()
-                        var document = StoreDocument(
-                            editing: base, values: working.values, version: working.version,
-                            stamp: stamp)
-                        var archived = false
-                        let secrets = base.secretKeys.union(state.withLock { $0.secrets })
-                        document.secretKeys = secrets
-                        document.history = try history(
-                            after: base, adding: steps, stamp: stamp, secrets: secrets,
-                            archived: &archived)
-                        if !secrets.isEmpty { try keepPrivate() }
-                        (document.values, document.temporary) = Self.stored(
-                            base: base, working: working, changedKeys: nil, at: stamp.date)
-                        let bytes = try document.encode(file: storage.location, limits: limits)
-                        guard let written = try storage.write(bytes, ifRevision: revision) else {
-                            continue
-                        }
-                        publish(document, revision: written)
-                    }
-                    return (ran, working.reports)
                 }
-                throw PreferencesError.io(
-                    operation: "migrate", path: storage.location, code: 0,
-                    message: "the file kept changing during the migration; open again")
+                if working.values != base.values || working.version != base.version {
+                    var archived = false
+                    let (document, bytes) = try prepareWrite(
+                        of: working, over: base, adding: steps, changedKeys: nil,
+                        archived: &archived)
+                    guard let written = try storage.write(bytes, ifRevision: revision) else {
+                        return nil
+                    }
+                    publish(document, revision: written)
+                }
+                return (ran, working.reports)
             }
+        }
         var problems = reports
         for migration in ran {
             do {

@@ -16,6 +16,7 @@ import Synchronization
 /// | opening, reloading, corruption | `StoreCore+Loading.swift` | ``State/current`` |
 /// | edits and group commit | `StoreCore+GroupCommit.swift` | ``State/edits`` |
 /// | migrations | `StoreCore+Migration.swift` | — |
+/// | one write, and its attempts | `StoreCore+Write.swift` | — |
 /// | the watch, live reads, feeds | `StoreCore+Watching.swift` | ``State/watching`` |
 /// | problems | `ProblemLog.swift` | ``State/problems`` |
 /// | the published manifest | `StoreCore+Manifest.swift` | ``State/declared`` |
