@@ -56,6 +56,19 @@ struct TemporaryValueTests {
         #expect(entry.changes["language"] == .init(old: "fr", new: "de"))
     }
 
+    /// A merge (an import) is an ordinary change: it ends the temporary value
+    /// of each key it sets, even to the value the key holds for now.
+    @Test func aMergeEndsTheTemporaryValueOfEachKeyItSets() async throws {
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.language, "fr")
+        try await store.set(.language, "de", for: .seconds(3600))
+        try await store.edit { try $0.merge(["language": "de", "theme": "dark"]) }
+        #expect(store.snapshot.temporaryValueEnd(forKey: "language") == nil)
+        let inFile = try fileSnapshot(url)
+        #expect(inFile.storedValues["language"] == "de")
+        #expect(inFile.temporary.overrides["language"] == nil)
+    }
+
     @Test func aTemporaryValueEndsWhileNothingRuns() async throws {
         let asked = Date()
         do {

@@ -97,6 +97,9 @@ import Testing
             "import", url.path, "--format", "properties", "--overwrite")
         #expect(replaced.status == 0)
         #expect(try await workspace.storedValues() == ["language": "fr", "theme": "dark"])
+        // The history names the import and its file.
+        let history = try await PreferencesStore(fileURL: workspace.store).history()
+        #expect(history.entries.last?.cause == "import properties \(url.path)")
     }
 
     @Test func prefixSelectsTheKeysThatStartWithIt() async throws {

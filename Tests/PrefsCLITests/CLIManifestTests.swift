@@ -106,7 +106,9 @@ import Testing
         try write("dark_mode=true\nmap_zoom=99\n", to: legacy)
         let output = try await prefs("import", legacy.path, "--format", "properties")
         #expect(output.status == 3)
-        #expect(output.standardError.hasPrefix("prefs: error: key 'map_zoom' must be at most 20"))
+        #expect(
+            output.standardError.hasPrefix(
+                "prefs: error: \(legacy.path): key 'map_zoom' must be at most 20"))
         #expect(!FileManager.default.fileExists(atPath: workspace.store.path))
     }
 

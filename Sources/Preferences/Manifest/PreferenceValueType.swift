@@ -41,61 +41,30 @@ public enum PreferenceValueType: String, Sendable, CaseIterable, Codable {
         return Double(text)?.isFinite == true ? .double : .string
     }
 
-    /// Converts a command-line string into a stored value of this type.
-    ///
-    /// Booleans accept `true`/`false`, `yes`/`no` and `1`/`0` in any case;
-    /// dates are ISO 8601 and are stored normalized to UTC; data is base64;
-    /// `json` takes any JSON text.
+    /// Converts a command-line string into a stored value of this type, as
+    /// a migration and `prefs import` convert text (``ValueConversion``; the
+    /// spellings accepted are listed in <doc:MigratingAtStartUp>).
     ///
     /// - Throws: ``PreferencesError/invalidValue(key:reason:)`` naming `key`
     ///   and the text.
     public func parse(_ text: String, forKey key: String) throws -> PreferenceValue {
-        func invalid(_ what: String) -> PreferencesError {
-            .invalidValue(key: key, reason: "'\(text)' is not \(what)")
-        }
+        if let value = ValueConversion(self).convert(.string(text)) { return value }
+        var reason = "'\(text)' is not "
         switch self {
-        case .bool:
-            switch text.lowercased() {
-            case "true", "yes", "1": return .bool(true)
-            case "false", "no", "0": return .bool(false)
-            default: throw invalid("a bool (true or false)")
-            }
-        case .int:
-            guard NumberLiteral(text)?.isInteger == true, let number = Int64(text) else {
-                throw invalid("an integer")
-            }
-            return .int(number)
-        case .double:
-            switch text {
-            case "NaN", "Infinity", "-Infinity": return .string(text)
-            default: break
-            }
-            guard NumberLiteral(text) != nil, let number = Double(text), number.isFinite else {
-                throw invalid("a number")
-            }
-            return .double(number)
-        case .string:
-            return .string(text)
-        case .json:
+        case .bool: reason += "a bool (true or false)"
+        case .int: reason += "an integer"
+        case .double: reason += "a number"
+        case .json, .string:  // any text is a string
+            reason += "JSON"
             do {
-                return try PreferenceValue(jsonText: text, source: "value")
-            } catch let error as PreferencesError {
-                guard case .corrupted(_, let reason) = error else { throw error }
-                throw PreferencesError.invalidValue(
-                    key: key, reason: "'\(text)' is not JSON: \(reason)")
+                _ = try PreferenceValue(jsonText: text, source: "value")
+            } catch PreferencesError.corrupted(_, let why) {
+                reason += ": \(why)"
             }
-        case .date:
-            guard let date = ISO8601.parse(text) else {
-                throw invalid("an ISO 8601 date (2026-01-31T09:30:00Z)")
-            }
-            if let problem = ISO8601.problem(with: date) {
-                throw invalid("a storable date: \(problem)")
-            }
-            return .string(ISO8601.format(date))
-        case .data:
-            guard let data = Data(base64Encoded: text) else { throw invalid("base64 data") }
-            return .string(data.base64EncodedString())
+        case .date: reason += "an ISO 8601 date (2026-01-31T09:30:00Z)"
+        case .data: reason += "base64 data"
         }
+        throw PreferencesError.invalidValue(key: key, reason: reason)
     }
 
     /// Whether a stored value fits this type.

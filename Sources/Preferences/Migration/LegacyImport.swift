@@ -118,43 +118,63 @@ public struct LegacyImport: PreferencesMigration {
     }
 
     /// Adds the selected, renamed and typed `contents` to `preferences` under
-    /// the conflict rule; the part of ``migrate(_:)`` after reading, for
-    /// tools that read the source themselves.
+    /// the conflict rule, in one step, and returns the values it stored and
+    /// the keys it kept; the part of ``migrate(_:)`` after reading, for tools
+    /// that read the source themselves (`prefs import`). A null is no value.
+    ///
+    /// - Throws: ``PreferencesError/legacyFormat(file:line:column:reason:)``
+    ///   naming the file and the first key (by bytes) that would be imported
+    ///   twice, that the store cannot hold, or whose value does not convert;
+    ///   nothing is changed then.
+    @discardableResult
     public func importValues(
         _ contents: LegacyContents, into preferences: inout MutablePreferences
-    ) throws {
-        let file = source.path
-        var imported: [String: (source: String, value: PreferenceValue)] = [:]
-        for (name, value) in contents.values.sorted(by: { $0.key < $1.key }) {
-            guard let selected = selection.storedName(name) else { continue }
-            let target = renames[name] ?? selected
-            if let earlier = imported[target] {
-                throw PreferencesError.legacyFormat(
-                    file: file, line: nil, column: nil,
-                    reason:
-                        "keys '\(earlier.source)' and '\(name)' would both be imported as '\(target)'"
-                )
-            }
-            if let problem = preferences.limits.problem(withKey: target) {
-                throw PreferencesError.legacyFormat(
-                    file: file, line: nil, column: nil,
-                    reason: "key '\(target)' cannot be stored: \(problem)")
-            }
-            var typed = value
-            if let type = types[target] {
-                guard let converted = type.convert(value) else {
-                    throw PreferencesError.legacyFormat(
-                        file: file, line: nil, column: nil,
-                        reason: type.mismatch(key: target, value: value))
+    ) throws -> (imported: [String: PreferenceValue], kept: Set<String>) {
+        func failure(_ reason: String) -> PreferencesError {
+            .legacyFormat(file: source.path, line: nil, column: nil, reason: reason)
+        }
+        func offered(
+            _ source: some Sequence<(key: String, value: PreferenceValue)>
+        ) throws -> [String: PreferenceValue] {
+            var values: [String: PreferenceValue] = [:]
+            values.reserveCapacity(contents.values.count)
+            var renamed: [String: String] = [:]  // stored name → source name, where they differ
+            for (name, value) in source where value != .null {
+                guard let selected = selection.storedName(name) else { continue }
+                let target = renames[name] ?? selected
+                if let problem = preferences.limits.problem(withKey: target) {
+                    let shown = target.debugDescription.dropFirst().dropLast()  // escaped
+                    throw failure("key '\(shown)' cannot be stored: \(problem)")
                 }
-                typed = converted
+                var typed = value
+                if let type = types[target] {
+                    guard let converted = type.convert(value) else {
+                        throw failure(type.mismatch(key: target, value: value))
+                    }
+                    typed = converted
+                }
+                guard typed != .null else { continue }
+                if values.updateValue(typed, forKey: target) != nil {
+                    let earlier = renamed[target] ?? target
+                    throw failure(
+                        "keys '\(earlier)' and '\(name)' would both be imported as '\(target)'")
+                }
+                if target != name { renamed[target] = name }
             }
-            imported[target] = (name, typed)
+            return values
         }
-        for (target, entry) in imported {
-            if conflicts == .keepStored && preferences[raw: target] != nil { continue }
-            preferences[raw: target] = entry.value == .null ? nil : entry.value
+        // Sorted only to name the first problem in byte order, whatever the dictionary's order.
+        var values =
+            try (try? offered(contents.values))
+            ?? offered(
+                contents.values.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) })
+        var kept: Set<String> = []
+        if conflicts == .keepStored && !preferences.values.isEmpty {
+            kept = Set(values.keys.filter { preferences[raw: $0] != nil })
+            for key in kept { values[key] = nil }
         }
+        try preferences.merge(values)
+        return (values, kept)
     }
 
     /// Renames or removes the source files (the file, then a `.bak`), and

@@ -14,9 +14,10 @@ import Foundation
 /// ValueConversion(of: PreferenceKeys.mapZoom).convert("3")  // .double(3)
 /// ```
 ///
-/// Used by ``MigrationStep/retype(_:as:)`` and by ``LegacyImport``'s
-/// ``KeyTypes``. A value that does not convert fails the migration with an
-/// error naming the key and the value; nothing is written.
+/// Used by ``MigrationStep/retype(_:as:)``, ``LegacyImport``'s ``KeyTypes``
+/// and `prefs`, so text converts alike everywhere (<doc:MigratingAtStartUp>
+/// lists the spellings). A value that does not convert fails the migration
+/// with an error naming the key and the value; nothing is written.
 public struct ValueConversion: Sendable, CustomStringConvertible {
     /// The type's name, as error messages show it ("Bool", "Double").
     public let description: String
@@ -39,26 +40,52 @@ public struct ValueConversion: Sendable, CustomStringConvertible {
         self.conversion = convert
     }
 
-    /// The type of a typed key: a value converts when it, or the string read
-    /// as a Bool, integer, number or JSON text, decodes as the key's `Value`.
+    /// The type of a typed key: a value converts when it, or its conversion
+    /// to the key's type (``bool`` for a `Bool` key; for enums and structs,
+    /// a string read as a Bool, integer, number or JSON), decodes as `Value`.
     ///
     /// ```swift
     /// ValueConversion(of: PreferenceKeys.darkMode).convert("true")  // .bool(true)
     /// ```
     public init<Value>(of key: PreferenceKey<Value>) {
+        let candidates =
+            PreferenceValueType(swiftType: Value.self).map { [ValueConversion($0)] }
+            ?? [.bool, .int, .double, .json]
         self.init("\(Value.self)") { value in
             func stored(_ candidate: PreferenceValue) -> PreferenceValue? {
                 guard let decoded = try? key.decode(candidate) else { return nil }
                 return (try? key.encode(decoded)) ?? .null
             }
             if let direct = stored(value) { return direct }
-            guard case .string = value else { return nil }
-            for type in [Self.bool, .int, .double, .json] {
+            for type in candidates {
                 if let candidate = type.convert(value), let converted = stored(candidate) {
                     return converted
                 }
             }
             return nil
+        }
+    }
+
+    /// The conversion of a type a key manifest or `prefs set --type` names;
+    /// dates take ISO 8601 text (stored in UTC), data base64 (stored canonical).
+    public init(_ type: PreferenceValueType) {
+        switch type {
+        case .bool: self = .bool
+        case .int: self = .int
+        case .double: self = .double
+        case .string: self = .string
+        case .json: self = .json
+        case .date: self.init("Date", decoding: Date.self)
+        case .data: self.init("Data", decoding: Data.self)
+        }
+    }
+
+    /// Text that decodes as `T` once trimmed, stored as `T` is encoded.
+    private init<T: Codable & Sendable>(_ name: String, decoding type: T.Type) {
+        self.init(name) { value in
+            guard case .string(let text) = value else { return nil }
+            return try? ValueCoding.encode(
+                ValueCoding.decode(T.self, from: .string(Self.trimmed(text))))
         }
     }
 
@@ -86,8 +113,8 @@ public struct ValueConversion: Sendable, CustomStringConvertible {
         }
     }
 
-    /// 64-bit integers: decimal text with an optional sign, and numbers with
-    /// no fractional part.
+    /// 64-bit integers: decimal text with a whole value (`42`, `+5`, `3.0`,
+    /// `1e3`), and numbers with no fractional part.
     public static let int = ValueConversion("Int") { value in
         switch value {
         case .int: return value
@@ -104,18 +131,15 @@ public struct ValueConversion: Sendable, CustomStringConvertible {
     }
 
     /// Double-precision numbers: integers, and decimal text (`14.5`, `-3`,
-    /// `1e3`); `NaN`, `Infinity` and `-Infinity` are stored as the file
-    /// format spells them.
+    /// `+2`, `.5`, `1e3`; surrounding whitespace ignored); `NaN`, `Infinity`
+    /// and `-Infinity` are stored as the file format spells them.
     public static let double = ValueConversion("Double") { value in
         switch value {
         case .double: return value
         case .int(let number): return .double(Double(number))
         case .string(let text):
             let text = trimmed(text)
-            switch text {
-            case "NaN", "Infinity", "-Infinity": return .string(text)
-            default: break
-            }
+            if ["NaN", "Infinity", "-Infinity"].contains(text) { return .string(text) }
             guard isDecimal(text), let number = Double(text), number.isFinite else { return nil }
             return .double(number)
         default: return nil

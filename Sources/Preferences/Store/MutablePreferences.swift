@@ -220,7 +220,7 @@ public struct MutablePreferences: Sendable {
 
     /// A change that is not temporary ends the key's temporary value.
     private mutating func noteOrdinaryChange(_ name: String) {
-        temporaries[name] = nil
+        if !temporaries.isEmpty { temporaries[name] = nil }
         guard tracksOrdinaryKeys, ordinaryKeys.insert(name).inserted else { return }
         journal?.ordinaryChanges.append((name, false))
     }
@@ -346,7 +346,10 @@ public struct MutablePreferences: Sendable {
             return
         }
         storage.reserveCapacity(storage.count + values.count)
-        for (name, value) in values { assign(name, value) }
+        for (name, value) in values {
+            assign(name, value)
+            noteOrdinaryChange(name)
+        }
     }
 
     /// Sets a value by key name, converting from any `Codable` value.

@@ -28,9 +28,10 @@ struct ImportCommand: PrefsCommand {
             Reads the whole file first: a malformed file imports nothing and \
             exits with status 4, naming the file and line. Keys already stored \
             are kept unless --overwrite is given; the summary line says how \
-            many were skipped. With a key manifest, string values of declared keys \
-            are converted to the declared type, and every imported value must \
-            fit its declaration.
+            many were skipped. With a key manifest, values of declared keys are \
+            converted to their declared type as a migration converts them, and \
+            a value that does not fit imports nothing (status 3). A null is no \
+            value: its key is not imported.
             """,
         examples: [
             ("import app.properties --format properties", "imports every key"),
@@ -77,47 +78,39 @@ struct ImportCommand: PrefsCommand {
     func run(_ context: CommandContext) async throws {
         let contents = try LegacyReader.read(format, at: source, encoding: encoding)
         for warning in contents.warnings { context.output.warning(warning) }
-        var chosen = contents.values.filter { $0.key.hasPrefix(prefix) }
-        if let manifest = context.manifest {
-            chosen = try Self.typed(chosen, by: manifest, context: context)
-        }
-        let selected = chosen
-
+        let declared = context.manifest?.entries.mapValues { ValueConversion($0.type) } ?? [:]
+        let legacyImport = LegacyImport(
+            format, at: source, encoding: encoding, keys: .prefix(prefix),
+            types: KeyTypes(declared), conflicts: overwrite ? .overwrite : .keepStored)
         let store = try await context.openStore()
-        let (imported, skipped) = try await store.edit { preferences in
-            // Into an empty store, or with --overwrite, every key goes in as
-            // it is, in one step; otherwise the keys already stored stay.
-            var added = selected
-            if !overwrite && !preferences.values.isEmpty {
-                added = selected.filter { preferences[raw: $0.key] == nil }
+        for key in context.secrets.keys {  // so that a message quoting one is scrubbed
+            if let value = contents.values[key] { context.secrets.remember(value, forKey: key) }
+        }
+        let manifests = [context.manifest].compactMap { $0 } + context.programManifests.values
+        let (imported, kept) = try await store.edit { preferences in
+            preferences.attribute(to: legacyImport.name)
+            do {
+                let outcome = try legacyImport.importValues(contents, into: &preferences)
+                // Only declared keys can be refused; the first in byte order is named.
+                let refused = outcome.imported.filter { key, value in
+                    manifests.contains { $0[key] != nil }
+                        && (try? context.validate(value, forKey: key)) == nil
+                }
+                for key in refused.keys.sortedByBytes() {
+                    try context.validate(refused[key]!, forKey: key)
+                }
+                return (outcome.imported.count, outcome.kept.count)
+            } catch let error as PreferencesError {
+                // A key or value the store cannot take, from a file read whole: not status 4.
+                throw CommandFailure(.invalidValue, error.description)
+            } catch let failure as CommandFailure {
+                throw CommandFailure(failure.status, "\(source.path): \(failure.message)")
             }
-            try preferences.merge(added)
-            return (added.count, selected.count - added.count)
         }
         var summary = "imported \(imported) \(imported == 1 ? "key" : "keys") from \(source.path)"
-        if skipped > 0 {
-            summary += "; kept \(skipped) already stored (use --overwrite to replace them)"
+        if kept > 0 {
+            summary += "; kept \(kept) already stored (use --overwrite to replace them)"
         }
         context.output.print(summary)
-    }
-
-    /// Strings of declared keys converted to their declared types (as an
-    /// import migration does: "Importing an old settings file" in
-    /// Sources/Preferences/Preferences.docc/MigratingAtStartUp.md), then
-    /// every value checked against its declaration.
-    static func typed(
-        _ values: [String: PreferenceValue], by manifest: PreferencesManifest,
-        context: CommandContext
-    ) throws -> [String: PreferenceValue] {
-        var typed = values
-        for key in values.keys.sortedByBytes() {
-            guard let entry = manifest[key], var value = values[key] else { continue }
-            if case .string(let text) = value, entry.type != .string {
-                value = try entry.type.parse(text, forKey: key)
-            }
-            try context.validate(value, forKey: key)
-            typed[key] = value
-        }
-        return typed
     }
 }
