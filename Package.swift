@@ -8,6 +8,9 @@ let package = Package(
         .library(name: "Preferences", targets: ["Preferences"]),
         // The etcd backend, separate so a service on files links no networking.
         .library(name: "PreferencesEtcd", targets: ["PreferencesEtcd"]),
+        // TLS for etcd's https endpoints, separate so that only a service
+        // using https links FoundationNetworking (libcurl on Linux).
+        .library(name: "PreferencesEtcdTLS", targets: ["PreferencesEtcdTLS"]),
         // The storage contract any backend's tests run in one call.
         .library(name: "PreferencesTesting", targets: ["PreferencesTesting"]),
         .executable(name: "prefs", targets: ["prefs"]),
@@ -17,8 +20,11 @@ let package = Package(
     targets: [
         .target(name: "Preferences"),
         .target(name: "PreferencesEtcd", dependencies: ["Preferences"]),
+        .target(name: "PreferencesEtcdTLS", dependencies: ["PreferencesEtcd"]),
         .target(name: "PreferencesTesting", dependencies: ["Preferences"]),
-        .target(name: "PrefsCLI", dependencies: ["Preferences", "PreferencesEtcd"]),
+        .target(
+            name: "PrefsCLI",
+            dependencies: ["Preferences", "PreferencesEtcd", "PreferencesEtcdTLS"]),
         .executableTarget(name: "prefs", dependencies: ["PrefsCLI"]),
         .executableTarget(name: "prefs-bench", dependencies: ["Preferences", "PreferencesEtcd"]),
         // A small settings-driven service: migrates at start-up, reads typed
@@ -35,7 +41,9 @@ let package = Package(
         // processes with deadlines, test etcd clusters, common keys.
         .target(
             name: "PreferencesTestSupport",
-            dependencies: ["Preferences", "PreferencesEtcd", "PreferencesTesting"],
+            dependencies: [
+                "Preferences", "PreferencesEtcd", "PreferencesEtcdTLS", "PreferencesTesting",
+            ],
             path: "Tests/TestSupport"
         ),
         .testTarget(
@@ -48,8 +56,8 @@ let package = Package(
         .testTarget(
             name: "PreferencesEtcdTests",
             dependencies: [
-                "Preferences", "PreferencesEtcd", "PreferencesTesting", "PreferencesTestSupport",
-                "prefs-harness",
+                "Preferences", "PreferencesEtcd", "PreferencesEtcdTLS", "PreferencesTesting",
+                "PreferencesTestSupport", "prefs-harness",
             ]
         ),
         .testTarget(

@@ -1,6 +1,7 @@
 import Foundation
 import Preferences
 import PreferencesEtcd
+import PreferencesEtcdTLS
 
 /// The store the commands work on, resolved once from the global options and
 /// the environment: a key in etcd (`--etcd`, or `$PREFS_ETCD_ENDPOINTS`
@@ -117,7 +118,8 @@ struct StoreTarget: Sendable {
             configuration = try EtcdConfiguration(
                 endpoints: endpoints,
                 credentials: EtcdCredentials.fromEnvironment(
-                    environment, passwordFile: global[GlobalOptions.etcdPasswordFile]))
+                    environment, passwordFile: global[GlobalOptions.etcdPasswordFile]),
+                tls: .systemTrustStore)
         } catch PreferencesError.invalidValue(let what, let reason) {
             throw CommandFailure.usage("\(what): \(reason)", usage: command)
         }
