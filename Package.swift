@@ -14,6 +14,9 @@ let package = Package(
         // The storage contract any backend's tests run in one call.
         .library(name: "PreferencesTesting", targets: ["PreferencesTesting"]),
         .executable(name: "prefs", targets: ["prefs"]),
+        // `prefs` with TLS, installed beside it: `prefs` hands it every
+        // invocation on an https etcd endpoint.
+        .executable(name: "prefs-tls", targets: ["prefs-tls"]),
         .executable(name: "prefs-bench", targets: ["prefs-bench"]),
         .executable(name: "prefs-crash-explorer", targets: ["prefs-crash-explorer"]),
     ],
@@ -22,16 +25,16 @@ let package = Package(
         .target(name: "PreferencesEtcd", dependencies: ["Preferences"]),
         .target(name: "PreferencesEtcdTLS", dependencies: ["PreferencesEtcd"]),
         .target(name: "PreferencesTesting", dependencies: ["Preferences"]),
-        .target(
-            name: "PrefsCLI",
-            dependencies: ["Preferences", "PreferencesEtcd", "PreferencesEtcdTLS"]),
+        .target(name: "PrefsCLI", dependencies: ["Preferences", "PreferencesEtcd"]),
         .executableTarget(name: "prefs", dependencies: ["PrefsCLI"]),
+        .executableTarget(name: "prefs-tls", dependencies: ["PrefsCLI", "PreferencesEtcdTLS"]),
         .executableTarget(name: "prefs-bench", dependencies: ["Preferences", "PreferencesEtcd"]),
         // A small settings-driven service: migrates at start-up, reads typed
         // settings, and reacts to `prefs set` from another shell.
         .executableTarget(name: "prefs-example", dependencies: ["Preferences", "PreferencesEtcd"]),
         // A small child program the tests and reliability harnesses start as a
         // real, separate process (crash, multi-process and fault scenarios).
+        // No TLS: the tests read its maps as a service's that links none.
         .executableTarget(name: "prefs-harness", dependencies: ["Preferences", "PreferencesEtcd"]),
         // Crash-state exploration: records a workload's file-system calls
         // through the Platform shim, builds every state a crash may leave
@@ -64,6 +67,7 @@ let package = Package(
             name: "PrefsCLITests",
             dependencies: [
                 "Preferences", "PrefsCLI", "PreferencesTesting", "PreferencesTestSupport", "prefs",
+                "prefs-tls",
             ]
         ),
     ],
