@@ -8,24 +8,33 @@ let package = Package(
         .library(name: "Preferences", targets: ["Preferences"]),
         // The etcd backend, separate so a service on files links no networking.
         .library(name: "PreferencesEtcd", targets: ["PreferencesEtcd"]),
+        // TLS for etcd's https endpoints, separate so that only a service
+        // using https links FoundationNetworking (libcurl on Linux).
+        .library(name: "PreferencesEtcdTLS", targets: ["PreferencesEtcdTLS"]),
         // The storage contract any backend's tests run in one call.
         .library(name: "PreferencesTesting", targets: ["PreferencesTesting"]),
         .executable(name: "prefs", targets: ["prefs"]),
+        // `prefs` with TLS, installed beside it: `prefs` hands it every
+        // invocation on an https etcd endpoint.
+        .executable(name: "prefs-tls", targets: ["prefs-tls"]),
         .executable(name: "prefs-bench", targets: ["prefs-bench"]),
         .executable(name: "prefs-crash-explorer", targets: ["prefs-crash-explorer"]),
     ],
     targets: [
         .target(name: "Preferences"),
         .target(name: "PreferencesEtcd", dependencies: ["Preferences"]),
+        .target(name: "PreferencesEtcdTLS", dependencies: ["PreferencesEtcd"]),
         .target(name: "PreferencesTesting", dependencies: ["Preferences"]),
         .target(name: "PrefsCLI", dependencies: ["Preferences", "PreferencesEtcd"]),
         .executableTarget(name: "prefs", dependencies: ["PrefsCLI"]),
+        .executableTarget(name: "prefs-tls", dependencies: ["PrefsCLI", "PreferencesEtcdTLS"]),
         .executableTarget(name: "prefs-bench", dependencies: ["Preferences", "PreferencesEtcd"]),
         // A small settings-driven service: migrates at start-up, reads typed
         // settings, and reacts to `prefs set` from another shell.
         .executableTarget(name: "prefs-example", dependencies: ["Preferences", "PreferencesEtcd"]),
         // A small child program the tests and reliability harnesses start as a
         // real, separate process (crash, multi-process and fault scenarios).
+        // No TLS: the tests read its maps as a service's that links none.
         .executableTarget(name: "prefs-harness", dependencies: ["Preferences", "PreferencesEtcd"]),
         // Crash-state exploration: records a workload's file-system calls
         // through the Platform shim, builds every state a crash may leave
@@ -35,7 +44,9 @@ let package = Package(
         // processes with deadlines, test etcd clusters, common keys.
         .target(
             name: "PreferencesTestSupport",
-            dependencies: ["Preferences", "PreferencesEtcd", "PreferencesTesting"],
+            dependencies: [
+                "Preferences", "PreferencesEtcd", "PreferencesEtcdTLS", "PreferencesTesting",
+            ],
             path: "Tests/TestSupport"
         ),
         .testTarget(
@@ -48,14 +59,15 @@ let package = Package(
         .testTarget(
             name: "PreferencesEtcdTests",
             dependencies: [
-                "Preferences", "PreferencesEtcd", "PreferencesTesting", "PreferencesTestSupport",
-                "prefs-harness",
+                "Preferences", "PreferencesEtcd", "PreferencesEtcdTLS", "PreferencesTesting",
+                "PreferencesTestSupport", "prefs-harness",
             ]
         ),
         .testTarget(
             name: "PrefsCLITests",
             dependencies: [
                 "Preferences", "PrefsCLI", "PreferencesTesting", "PreferencesTestSupport", "prefs",
+                "prefs-tls",
             ]
         ),
     ],

@@ -14,10 +14,11 @@ import Preferences
 /// - **Blocking bridge.** The storage seam is synchronous and is called on
 ///   a store's serial dispatch queue, so a call blocks the calling thread
 ///   until the answer comes or the deadline passes: on a socket with `poll`
-///   for `http://` endpoints (``SocketTransport``), on a `DispatchSemaphore`
-///   that a `URLSession` completion handler signals for `https://`
-///   (``URLSessionTransport``). Call it from a dispatch queue or a thread of
-///   your own, never from Swift's cooperative pool.
+///   for `http://` endpoints (``SocketTransport``), and for `https://` as
+///   the transport of ``EtcdConfiguration/tls`` waits (the
+///   `PreferencesEtcdTLS` library's, on a semaphore that a `URLSession`
+///   completion handler signals). Call it from a dispatch queue or a thread
+///   of your own, never from Swift's cooperative pool.
 /// - **Failover.** A call goes to the endpoint that answered last; when it
 ///   cannot connect, times out, answers 5xx, or says the cluster has no
 ///   leader, the call moves to the next endpoint, cycling with a short
@@ -45,7 +46,10 @@ final class EtcdClient: Sendable {
     /// The data key, for messages.
     let subject: String
     private let plainTransport = SocketTransport()
-    private let secureTransport: URLSessionTransport
+    /// ``EtcdConfiguration/tls``'s transport; the plain one without TLS,
+    /// when no endpoint is `https` (``init(configuration:subject:)`` refuses
+    /// them).
+    private let secureTransport: any EtcdTransport
     private let shared = Protected(Shared())
 
     private struct Shared {
@@ -62,10 +66,15 @@ final class EtcdClient: Sendable {
         let detail: String
     }
 
-    init(configuration: EtcdConfiguration, subject: String) {
+    /// A client for `configuration`.
+    ///
+    /// - Throws: `PreferencesError.invalidValue(key:reason:)` for an `https`
+    ///   endpoint without ``EtcdConfiguration/tls``.
+    init(configuration: EtcdConfiguration, subject: String) throws {
+        try configuration.checkTLS()
         self.configuration = configuration
         self.subject = subject
-        secureTransport = URLSessionTransport(timeout: configuration.timeout)
+        secureTransport = configuration.tls?.makeTransport(configuration) ?? plainTransport
         shared.withLock {
             $0.failedAt = Array(repeating: nil, count: configuration.endpoints.count)
         }
@@ -302,9 +311,9 @@ final class EtcdClient: Sendable {
 
     // MARK: One request
 
-    /// The transport for an endpoint: sockets for `http`, `URLSession` for `https`.
+    /// The transport for an endpoint: sockets for `http`, TLS's for `https`.
     func transport(for endpoint: URL) -> any EtcdTransport {
-        endpoint.scheme?.lowercased() == "https" ? secureTransport : plainTransport
+        EtcdConfiguration.isHTTPS(endpoint) ? secureTransport : plainTransport
     }
 
     /// Sends one request to one endpoint and waits (blocking) for the answer.

@@ -9,8 +9,12 @@ import Preferences
 ///     credentials: .fromEnvironment())
 /// let store = try await PreferencesStore(etcd: cluster, suite: "com.example.app")
 /// ```
+///
+/// `https://` endpoints also need ``tls``, from the `PreferencesEtcdTLS`
+/// library (see ``TLS``).
 public struct EtcdConfiguration: Sendable, Equatable {
-    /// The members' client URLs (`http://host:2379`, `https://…`), tried in order.
+    /// The members' client URLs (`http://host:2379`, `https://…` with
+    /// ``tls``), tried in order.
     public var endpoints: [URL]
     /// The user to sign in as, or nil when the cluster does not use authentication.
     public var credentials: EtcdCredentials?
@@ -19,6 +23,10 @@ public struct EtcdConfiguration: Sendable, Equatable {
     public var timeout: TimeInterval
     /// The cluster's request size limit (`--max-request-bytes`, 1.5 MiB by default).
     public var maxRequestBytes: Int
+    /// How `https://` endpoints are reached: `.systemTrustStore` from the
+    /// `PreferencesEtcdTLS` library, or nil (the default) for a cluster
+    /// reached over `http` only, which links no TLS. See ``TLS``.
+    public var tls: TLS?
 
     /// How often a quiet watch checks that its member still answers and
     /// knows a leader (`/v3/maintenance/status`, 5 s). A member that stops
@@ -40,24 +48,29 @@ public struct EtcdConfiguration: Sendable, Equatable {
     public static let defaultMaxRequestBytes = 1_572_864
 
     /// A configuration for `endpoints`.
+    ///
+    /// An `https` endpoint without `tls` is refused when an ``EtcdStorage``
+    /// is opened on the configuration (see ``TLS``).
     public init(
         endpoints: [URL], credentials: EtcdCredentials? = nil, timeout: TimeInterval = 5,
-        maxRequestBytes: Int = EtcdConfiguration.defaultMaxRequestBytes
+        maxRequestBytes: Int = EtcdConfiguration.defaultMaxRequestBytes, tls: TLS? = nil
     ) {
         self.endpoints = endpoints
         self.credentials = credentials
         self.timeout = timeout
         self.maxRequestBytes = maxRequestBytes
+        self.tls = tls
     }
 
     /// A configuration for comma-separated endpoint URLs
     /// (`http://etcd-1:2379,http://etcd-2:2379`).
     ///
     /// - Throws: `PreferencesError.invalidValue(key:reason:)` naming the
-    ///   endpoint that is not an `http` or `https` URL with a host.
+    ///   endpoint that is not an `http` or `https` URL with a host, or the
+    ///   first `https` one when there is no `tls` to reach it (see ``TLS``).
     public init(
         endpoints list: String, credentials: EtcdCredentials? = nil, timeout: TimeInterval = 5,
-        maxRequestBytes: Int = EtcdConfiguration.defaultMaxRequestBytes
+        maxRequestBytes: Int = EtcdConfiguration.defaultMaxRequestBytes, tls: TLS? = nil
     ) throws {
         var endpoints: [URL] = []
         for part in list.split(separator: ",") {
@@ -77,7 +90,8 @@ public struct EtcdConfiguration: Sendable, Equatable {
         }
         self.init(
             endpoints: endpoints, credentials: credentials, timeout: timeout,
-            maxRequestBytes: maxRequestBytes)
+            maxRequestBytes: maxRequestBytes, tls: tls)
+        try checkTLS()
     }
 
     /// The endpoints as given, comma-separated.

@@ -95,7 +95,9 @@ public final class EtcdStorage: PreferencesStorage {
     ///     Preferences documentation, StoreGuarantees); false makes each store
     ///     a separate replica, as in another process (for benchmarks and
     ///     tests).
-    /// - Throws: `PreferencesError.invalidKey(key:reason:)` for an empty key.
+    /// - Throws: `PreferencesError.invalidKey(key:reason:)` for an empty
+    ///   key, and `PreferencesError.invalidValue(key:reason:)` for an
+    ///   `https` endpoint without ``EtcdConfiguration/tls``.
     public init(
         configuration: EtcdConfiguration, key: String, sharesStateInProcess: Bool = true
     ) throws {
@@ -105,7 +107,7 @@ public final class EtcdStorage: PreferencesStorage {
         self.key = key
         self.configuration = configuration
         self.sharesState = sharesStateInProcess
-        client = EtcdClient(configuration: configuration, subject: key)
+        client = try EtcdClient(configuration: configuration, subject: key)
     }
 
     /// The etcd key for a suite: `/prefs/NAME`.

@@ -20,16 +20,20 @@ public struct PrefsTool: Sendable {
     public var environment: [String: String]
     /// Where results and errors go.
     public var output: ToolOutput
+    /// How `https://` etcd endpoints are reached: refused by default;
+    /// `prefs` hands them to `prefs-tls`, which has TLS (see ``HTTPS``).
+    public var https: HTTPS
     /// Returns when `watch` should stop; by default on SIGINT or SIGTERM.
     var stopSignal: @Sendable () async -> Void = { await TerminationSignals.next() }
 
     /// Creates the tool for this process's environment and terminal, or others.
     public init(
         environment: [String: String] = ProcessInfo.processInfo.environment,
-        output: ToolOutput = .terminal
+        output: ToolOutput = .terminal, https: HTTPS = .refused
     ) {
         self.environment = environment
         self.output = output
+        self.https = https
     }
 
     /// Runs the command line `arguments` (without the program name).
@@ -48,6 +52,7 @@ public struct PrefsTool: Sendable {
             guard let command = invocation.command else {
                 throw CommandFailure.usage("missing command", usage: nil)
             }
+            try https.handOff(arguments, invocation, environment: environment)
             try await execute(command, invocation)
             return .success
         } catch let exit as CommandExit {

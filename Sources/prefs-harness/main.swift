@@ -34,6 +34,8 @@
 //                                           store open until killed ($PREFS_PROGRAM names it);
 //                                           unregistered: live reads off and a change feed instead,
 //                                           so it follows every change without registering
+//   prefs-harness maps FILE                 a service on files: open FILE's store, set a key,
+//                                           and print the lines of /proc/self/maps
 //
 // With PREFS_HARNESS_ETCD=ENDPOINTS in the environment, FILE is an etcd key
 // and every store command runs against that cluster instead of a file
@@ -127,6 +129,12 @@ struct Harness {
             say("opening")
             _ = try await openStore(url, migrations: migrations)
             say("done")
+        case "maps":
+            let store = try await openStore(url)
+            try await store.set(PreferenceKey<Int>("counter", default: 0), 1)
+            // Read to the end: a file in /proc has no size to read up to.
+            let maps = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/self/maps"))
+            say(String(decoding: try maps.readToEnd() ?? Data(), as: UTF8.self))
         case "set-once":
             let store = try await openStore(url)
             try await store.set(PreferenceKey<Int>(arguments[2], default: 0), Int(arguments[3])!)

@@ -1,5 +1,6 @@
 import Foundation
 import PrefsCLI
 
-let status = await PrefsTool().run(Array(CommandLine.arguments.dropFirst()))
-exit(status.rawValue)
+// `https` etcd endpoints are handed to prefs-tls: only it links TLS.
+let tool = PrefsTool(https: .handOffToPrefsTLS)
+exit(await tool.run(Array(CommandLine.arguments.dropFirst())).rawValue)

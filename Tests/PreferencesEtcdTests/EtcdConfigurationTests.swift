@@ -1,5 +1,6 @@
 import Foundation
 import PreferencesEtcd
+import PreferencesEtcdTLS
 import PreferencesTestSupport
 import Testing
 
@@ -107,5 +108,57 @@ struct EtcdCredentialsTests {
                 return key == "PREFS_ETCD_USER" && reason.contains(file)
             }
         }
+    }
+}
+
+/// `https` needs TLS, a library of its own (`PreferencesEtcdTLS`), so that a
+/// service reached over `http` links none: without it, an `https` endpoint
+/// is refused with one line naming the endpoint and the library.
+@Suite(.scaledTimeLimit(minutes: 1))
+struct EtcdTLSConfigurationTests {
+    /// Whether `error` is the refusal of `endpoint` for want of TLS.
+    func isRefusal(_ error: any Error, of endpoint: String) -> Bool {
+        guard case PreferencesError.invalidValue(let key, let reason) = error else { return false }
+        return key == "etcd endpoints" && reason.contains("'\(endpoint)'")
+            && reason.contains("PreferencesEtcdTLS") && !"\(error)".contains("\n")
+    }
+
+    @Test func anHTTPSEndpointWithoutTLSIsRefusedAsTheConfigurationIsMade() {
+        #expect {
+            try EtcdConfiguration(endpoints: "http://etcd-1:2379, https://etcd-2:2379")
+        } throws: { error in
+            isRefusal(error, of: "https://etcd-2:2379")
+        }
+    }
+
+    @Test func aConfigurationOfURLsIsRefusedWhenAStoreIsOpenedOnIt() async {
+        let configuration = EtcdConfiguration(endpoints: [URL(string: "HTTPS://etcd-1:2379")!])
+        #expect {
+            try EtcdStorage(configuration: configuration, key: "/prefs/app")
+        } throws: { error in
+            isRefusal(error, of: "HTTPS://etcd-1:2379")
+        }
+        await #expect {
+            try await PreferencesStore(etcd: configuration, suite: "app")
+        } throws: { error in
+            isRefusal(error, of: "HTTPS://etcd-1:2379")
+        }
+    }
+
+    @Test func withTLSHTTPSEndpointsAreAccepted() throws {
+        let configuration = try EtcdConfiguration(
+            endpoints: "https://etcd-1:2379,http://etcd-2:2379", tls: .systemTrustStore)
+        #expect(configuration.tls == .systemTrustStore)
+        #expect(configuration.endpointList == "https://etcd-1:2379,http://etcd-2:2379")
+        _ = try EtcdStorage(configuration: configuration, key: "/prefs/app")
+        var fromURLs = EtcdConfiguration(endpoints: configuration.endpoints)
+        fromURLs.tls = .systemTrustStore
+        #expect(fromURLs == configuration)
+    }
+
+    @Test func httpEndpointsNeedNoTLS() throws {
+        let configuration = try EtcdConfiguration(endpoints: "http://etcd-1:2379")
+        #expect(configuration.tls == nil)
+        _ = try EtcdStorage(configuration: configuration, key: "/prefs/app")
     }
 }

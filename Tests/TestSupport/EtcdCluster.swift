@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Preferences
 import PreferencesEtcd
+import PreferencesEtcdTLS
 import PreferencesTesting
 import Testing
 
@@ -146,11 +147,13 @@ package final class EtcdCluster: @unchecked Sendable {
     package var endpoints: [URL] { members.map { $0.clientURL } }
     package var endpointList: String { endpoints.map { $0.absoluteString }.joined(separator: ",") }
 
-    /// A client configuration for the whole cluster.
+    /// A client configuration for the whole cluster, with TLS when it has TLS.
     package func configuration(timeout: TimeInterval = 5, credentials: EtcdCredentials? = nil)
         -> EtcdConfiguration
     {
-        EtcdConfiguration(endpoints: endpoints, credentials: credentials, timeout: timeout)
+        EtcdConfiguration(
+            endpoints: endpoints, credentials: credentials, timeout: timeout,
+            tls: tls == nil ? nil : .systemTrustStore)
     }
 
     /// A backend for `key` on this cluster.

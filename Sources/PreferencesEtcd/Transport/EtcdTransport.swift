@@ -4,7 +4,10 @@ import Preferences
 
 /// How the client reaches one endpoint: a request and its answer, or a
 /// long-lived stream of lines (the watch).
-protocol EtcdTransport: Sendable {
+///
+/// ``SocketTransport`` speaks `http`; the `PreferencesEtcdTLS` library
+/// brings the `https` one, through ``EtcdConfiguration/TLS``.
+package protocol EtcdTransport: Sendable {
     /// Sends one POST and waits (blocking) for the answer, until `deadline`.
     func send(
         _ path: String, _ payload: Data, to endpoint: URL, token: String?, deadline: DispatchTime
@@ -21,7 +24,7 @@ protocol EtcdTransport: Sendable {
 }
 
 /// A running streaming request.
-protocol EtcdLineStream: Sendable {
+package protocol EtcdLineStream: Sendable {
     func cancel()
 }
 
@@ -33,7 +36,7 @@ package enum EtcdAnswer {
     case transport(message: String, sent: Bool)
 
     /// The answer for a status and body as received.
-    static func received(status: Int, body: Data) -> EtcdAnswer {
+    package static func received(status: Int, body: Data) -> EtcdAnswer {
         let json = EtcdClient.jsonObject(body)
         if status == 200 && json == nil {
             let text = String(decoding: body.prefix(200), as: UTF8.self)
@@ -44,10 +47,12 @@ package enum EtcdAnswer {
 }
 
 /// Splits a byte stream into lines.
-struct LineSplitter {
+package struct LineSplitter {
     private var buffer = Data()
 
-    mutating func append(_ data: Data, _ onLine: (Data) -> Void) {
+    package init() {}
+
+    package mutating func append(_ data: Data, _ onLine: (Data) -> Void) {
         buffer.append(data)
         while let newline = buffer.firstIndex(of: 0x0A) {
             let line = buffer[buffer.startIndex..<newline]

@@ -65,7 +65,7 @@ package final class SocketTransport: EtcdTransport {
         }
     }
 
-    func openStream(
+    package func openStream(
         _ path: String, _ payload: Data, to endpoint: URL, token: String?,
         connectTimeout: TimeInterval, onLine: @escaping @Sendable (Data) -> Void,
         onEnd: @escaping @Sendable (String) -> Void

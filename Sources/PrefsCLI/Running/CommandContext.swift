@@ -29,7 +29,8 @@ struct CommandContext: RunContext {
         let global = invocation.global
         self.command = command
         self.stopSignal = tool.stopSignal
-        target = try StoreTarget(global, environment: tool.environment, command: command)
+        target = try StoreTarget(
+            global, environment: tool.environment, tls: tool.https.tls, command: command)
         let named = (global[GlobalOptions.manifest] ?? tool.environment["PREFS_MANIFEST"])
             .flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
         let given = { try named.map(PreferencesManifest.load(from:)) }

@@ -15,9 +15,9 @@ struct StoreTarget: Sendable {
 
     init(
         _ global: ParsedOptions<GlobalOptions>, environment: [String: String],
-        command: any PrefsCommand.Type
+        tls: EtcdConfiguration.TLS?, command: any PrefsCommand.Type
     ) throws {
-        if let (configuration, key) = try Self.etcd(global, environment, command) {
+        if let (configuration, key) = try Self.etcd(global, environment, tls, command) {
             storage = try EtcdStorage(configuration: configuration, key: key)
             name = "\(key) on etcd \(configuration.endpointList)"
         } else {
@@ -91,16 +91,25 @@ struct StoreTarget: Sendable {
         return URL(fileURLWithPath: file, relativeTo: base).standardizedFileURL
     }
 
+    /// The etcd endpoints as given, when they select a store in etcd:
+    /// `--etcd`, else a non-empty `$PREFS_ETCD_ENDPOINTS` without `--file`.
+    static func etcdEndpoints(
+        _ global: ParsedOptions<GlobalOptions>, _ environment: [String: String]
+    ) -> String? {
+        if let given = global[GlobalOptions.etcd] { return given }
+        guard global[GlobalOptions.file] == nil,
+            let endpoints = environment["PREFS_ETCD_ENDPOINTS"], !endpoints.isEmpty
+        else { return nil }
+        return endpoints
+    }
+
     /// The etcd cluster and key when `--etcd` (or `$PREFS_ETCD_ENDPOINTS`
     /// without `--file`) selects one: `--key`, else `/prefs/` and the suite.
     private static func etcd(
         _ global: ParsedOptions<GlobalOptions>, _ environment: [String: String],
-        _ command: any PrefsCommand.Type
+        _ tls: EtcdConfiguration.TLS?, _ command: any PrefsCommand.Type
     ) throws -> (configuration: EtcdConfiguration, key: String)? {
-        let given = global[GlobalOptions.etcd]
-        let endpoints =
-            given ?? (global[GlobalOptions.file] == nil ? environment["PREFS_ETCD_ENDPOINTS"] : nil)
-        guard let endpoints, !endpoints.isEmpty || given != nil else {
+        guard let endpoints = etcdEndpoints(global, environment) else {
             if global[GlobalOptions.key] != nil {
                 throw CommandFailure.usage("--key needs --etcd ENDPOINTS", usage: command)
             }
@@ -117,7 +126,7 @@ struct StoreTarget: Sendable {
             configuration = try EtcdConfiguration(
                 endpoints: endpoints,
                 credentials: EtcdCredentials.fromEnvironment(
-                    environment, passwordFile: global[GlobalOptions.etcdPasswordFile]))
+                    environment, passwordFile: global[GlobalOptions.etcdPasswordFile]), tls: tls)
         } catch PreferencesError.invalidValue(let what, let reason) {
             throw CommandFailure.usage("\(what): \(reason)", usage: command)
         }

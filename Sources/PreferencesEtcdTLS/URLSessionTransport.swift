@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PreferencesEtcd
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -41,7 +42,9 @@ final class URLSessionTransport: EtcdTransport {
     func send(
         _ path: String, _ payload: Data, to endpoint: URL, token: String?, deadline: DispatchTime
     ) -> EtcdAnswer {
-        let remaining = EtcdClient.seconds(from: .now(), to: deadline)
+        let now = DispatchTime.now()
+        let remaining =
+            deadline > now ? Double(deadline.uptimeNanoseconds - now.uptimeNanoseconds) / 1e9 : 0
         guard remaining > 0 else { return .transport(message: "timed out", sent: false) }
         let request = Self.request(path, payload, to: endpoint, token: token, timeout: remaining)
         let done = DispatchSemaphore(value: 0)
