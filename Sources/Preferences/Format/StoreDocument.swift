@@ -24,8 +24,9 @@
 ///
 /// Each member is declared here once, with its value when the file has
 /// none; ``decode(_:file:limits:)`` reads it and ``plainMembers`` writes
-/// it.
-struct StoreDocument: Sendable, Equatable {
+/// it. A snapshot holds its document (``PreferencesSnapshot``), and an
+/// edit starts from the one it read, so every member is carried over.
+struct StoreDocument: Sendable {
     static let currentFormat: Int64 = 1
 
     /// The stored values (`values`): what the keys read when no temporary
@@ -53,7 +54,8 @@ struct StoreDocument: Sendable, Equatable {
 extension StoreDocument {
     /// The document an edit of `base` writes: `values` and `version`, with
     /// `stamp` on every key whose value changed, the earlier records of the
-    /// keys that did not, none for removed keys, and `base`'s other members.
+    /// keys that did not, none for removed keys, and every other member of
+    /// `base`'s document.
     ///
     /// `changedKeys`, when the caller knows them, are the keys whose value
     /// differs between `base` and `values`; the change records are then
@@ -62,21 +64,18 @@ extension StoreDocument {
         editing base: PreferencesSnapshot, values: [String: PreferenceValue], version: Int,
         stamp: PreferenceModification, changedKeys: [String]? = nil
     ) {
+        self = base.document
         let record = ChangeRecord(stamp)
-        let modifications =
+        modifications =
             changedKeys.flatMap {
                 ChangeLog(
-                    editing: base.modifications, baseValues: base.values, values: values,
+                    editing: modifications, baseValues: base.values, values: values,
                     changedKeys: $0, stamp: record)
             }
             ?? ChangeLog(
-                editing: base.modifications, baseValues: base.values, values: values,
-                stamp: record)
-        self.init(
-            values: values, version: version, modifications: modifications,
-            otherMembers: base.otherMembers, history: base.history)
-        self.temporary = base.temporary
-        self.secretKeys = base.secretKeys
+                editing: modifications, baseValues: base.values, values: values, stamp: record)
+        self.values = values
+        self.version = version
     }
 
     /// Reads a file's bytes; every problem is ``PreferencesError/corrupted(file:reason:)``.
@@ -166,11 +165,5 @@ extension StoreDocument {
                 secretKeys.sorted(by: JSONText.precedesByBytes).map(PreferenceValue.string))
         }
         return members
-    }
-
-    static func == (lhs: StoreDocument, rhs: StoreDocument) -> Bool {
-        lhs.values == rhs.values && lhs.version == rhs.version
-            && lhs.otherMembers == rhs.otherMembers
-            && lhs.modifications.matches(rhs.modifications, storedKeys: lhs.values.keys)
     }
 }
