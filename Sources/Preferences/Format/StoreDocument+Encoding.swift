@@ -187,18 +187,17 @@ private struct Layout {
     var size = 4  // "{", "\n}\n"
 
     init(_ document: StoreDocument, entries: StoredEntries, records: RecordTexts) {
-        var byName = document.plainMembers.mapValues(Member.plain)
-        byName["values"] = .values
-        byName["modified"] = records.memberSize == nil ? nil : .modified
-        byName["history"] = document.history.carried.isEmpty ? nil : .history
-        let names = byName.keys.sorted(by: JSONText.precedesByBytes)
-        for (position, name) in names.enumerated() {
+        var named = document.plainMembers.map { (name: $0.key, member: Member.plain($0.value)) }
+        named.append(("values", .values))
+        if records.memberSize != nil { named.append(("modified", .modified)) }
+        if !document.history.carried.isEmpty { named.append(("history", .history)) }
+        named.sort { JSONText.precedesByBytes($0.name, $1.name) }
+        for (position, (name, member)) in named.enumerated() {
             var head: [UInt8] = position > 0 ? [UInt8(ascii: ",")] : []
             JSONText.newline(into: &head, indent: 1)
             JSONText.writeString(name, into: &head)
             head.append(contentsOf: " : ".utf8)
             var text: [UInt8] = []
-            let member = byName[name]!
             switch member {
             case .plain(let value): JSONText.write(value, into: &text, pretty: true, indent: 1)
             case .values: size += entries.valuesSize

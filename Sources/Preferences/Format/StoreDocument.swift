@@ -37,7 +37,8 @@ struct StoreDocument: Sendable {
     /// When and by whom each stored key was last changed (`modified`);
     /// only stored keys have one.
     var modifications = ChangeLog()
-    /// Top-level members this version does not know, kept for writing back.
+    /// Top-level members this version does not know, kept for writing back
+    /// (so never one of the members above).
     var otherMembers: [String: PreferenceValue] = [:]
     /// The sequence number and the history entries it carries (`sequence`,
     /// `history`, `history_keep`, <doc:HistoryAndUndo>).
@@ -156,6 +157,7 @@ extension StoreDocument {
     /// with nothing to say is left out.
     var plainMembers: [String: PreferenceValue] {
         var members = otherMembers
+        members.reserveCapacity(otherMembers.count + 6)
         members["format"] = .int(Self.currentFormat)
         members["version"] = .int(Int64(version))
         members.merge(history.members) { _, own in own }
