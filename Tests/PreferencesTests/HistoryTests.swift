@@ -331,7 +331,9 @@ struct HistoryTests {
         let lines = try #require(contents(archive)).split(separator: "\n")
         #expect(lines.count >= 64 && lines.count < 100, "\(lines.count) archived")
         // The document carries only the newest few.
-        #expect(try fileSnapshot(url).history.entries.count <= StoreCore.documentHistoryEntries)
+        #expect(
+            try fileSnapshot(url).document.history.entries.count <= StoreCore.documentHistoryEntries
+        )
         let entries = try await store.history().entries
         #expect(entries.map(\.sequence) == Array(1...100))
         for entry in entries {

@@ -30,7 +30,7 @@ struct StoreApplyTests {
 
     /// The entries the file's history holds, decoded from its bytes.
     func fileHistory() throws -> [HistoryEntry] {
-        try fileSnapshot(url).history.carried.compactMap(\.entry)
+        try fileSnapshot(url).document.history.carried.compactMap(\.entry)
     }
 
     @Test func theDifferenceNamesChangedAndNewKeysAndLeavesTheOthers() async throws {

@@ -211,3 +211,86 @@ import Testing
         }
     }
 }
+
+/// Every member the file can hold, written as the store writes it: the
+/// members beside `values` and `modified` keep their bytes too.
+@Suite(.scaledTimeLimit(minutes: 10)) struct StoreDocumentMembersEncodingTests {
+    static func everyMember() -> StoreDocument {
+        let date = Date(timeIntervalSince1970: 1_800_000_000.25)
+        var history = DocumentHistory()
+        history.sequence = 7
+        history.keep = HistoryLimit(entries: 100, bytes: 4096)
+        history.carried = [6, 7].map { sequence in
+            DocumentHistory.Carried(
+                HistoryEntry(
+                    sequence: sequence, date: date, user: "alice", program: "app", host: "h",
+                    changes: ["b": HistoryEntry.KeyChange(old: 1, new: 2)]))
+        }
+        var temporary = TemporaryValues()
+        temporary.overrides["b"] = TemporaryValues.Override(value: 9, until: date)
+        var document = StoreDocument(
+            values: ["a": ["x": [1, "y"]], "b": 2], version: 2,
+            modifications: ChangeLog(["b": StoreDocumentEncodingTests.alice]),
+            otherMembers: ["aardvark": 1, "temporal": ["z": .null], "zz": "last"],
+            history: history)
+        document.temporary = temporary
+        document.secretKeys = ["b_token", "a_token"]
+        return document
+    }
+
+    static let everyMemberText = """
+        {
+          "aardvark" : 1,
+          "format" : 1,
+          "history" : [
+            {"sequence":6,"at":"2027-01-15T08:00:00.250Z","by":"alice","program":"app","host":"h","changes":{"b":{"old":1,"new":2}}},
+            {"sequence":7,"at":"2027-01-15T08:00:00.250Z","by":"alice","program":"app","host":"h","changes":{"b":{"old":1,"new":2}}}
+          ],
+          "history_keep" : {
+            "bytes" : 4096,
+            "entries" : 100
+          },
+          "modified" : {
+            "b" : {
+              "at" : "2023-11-14T22:13:20.123Z",
+              "by" : "alice",
+              "program" : "app"
+            }
+          },
+          "secrets" : [
+            "a_token",
+            "b_token"
+          ],
+          "sequence" : 7,
+          "temporal" : {
+            "z" : null
+          },
+          "temporary" : {
+            "b" : {
+              "until" : "2027-01-15T08:00:00.250Z",
+              "value" : 9
+            }
+          },
+          "values" : {
+            "a" : {
+              "x" : [
+                1,
+                "y"
+              ]
+            },
+            "b" : 2
+          },
+          "version" : 2,
+          "zz" : "last"
+        }
+
+        """
+
+    @Test func aDocumentWithEveryMemberIsWrittenAsThisText() throws {
+        let bytes = try Self.everyMember().encode(file: "f", limits: PreferencesLimits())
+        #expect(String(decoding: bytes, as: UTF8.self) == Self.everyMemberText)
+        // Read back and written again, the same bytes.
+        let decoded = try StoreDocument.decode(bytes, file: "f", limits: PreferencesLimits())
+        #expect(try decoded.encode(file: "f", limits: PreferencesLimits()) == bytes)
+    }
+}

@@ -34,10 +34,10 @@ struct TemporaryValueTests {
         #expect(end.timeIntervalSinceNow > 0 && end.timeIntervalSinceNow <= 60)
         // The file keeps the earlier value, and the temporary one beside it.
         let inFile = try fileSnapshot(url)
-        #expect(inFile.storedValues["language"] == "fr")
-        #expect(inFile.temporary.overrides["language"]?.value == "de")
+        #expect(inFile.document.values["language"] == "fr")
+        #expect(inFile.document.temporary.overrides["language"]?.value == "de")
         // The end this store reports is the one the file holds, which every reader parses.
-        #expect(inFile.temporary.overrides["language"]?.until == end)
+        #expect(inFile.document.temporary.overrides["language"]?.until == end)
         let bytes = try Data(contentsOf: url)
         let sequence = store.snapshot.sequence
         // The end reaches the feed when it comes (how late is printed, not
@@ -65,8 +65,8 @@ struct TemporaryValueTests {
         try await store.edit { try $0.merge(["language": "de", "theme": "dark"]) }
         #expect(store.snapshot.temporaryValueEnd(forKey: "language") == nil)
         let inFile = try fileSnapshot(url)
-        #expect(inFile.storedValues["language"] == "de")
-        #expect(inFile.temporary.overrides["language"] == nil)
+        #expect(inFile.document.values["language"] == "de")
+        #expect(inFile.document.temporary.overrides["language"] == nil)
     }
 
     @Test func aTemporaryValueEndsWhileNothingRuns() async throws {
@@ -78,7 +78,7 @@ struct TemporaryValueTests {
         // The file holds the temporary value with its end (read from the
         // file, not the store: a run that starves this task past the end
         // would read the earlier value there, rightly).
-        let written = try #require(try fileSnapshot(url).temporary.overrides["counter"])
+        let written = try #require(try fileSnapshot(url).document.temporary.overrides["counter"])
         #expect(written.value == 7)
         let end = written.until
         #expect(abs(end.timeIntervalSince(asked) - 20) < 1, "ends at \(end), asked at \(asked)")
@@ -97,13 +97,13 @@ struct TemporaryValueTests {
         try await store.set(.counter, 5)
         #expect(store.snapshot.temporaryValueEnd(forKey: "counter") == nil)
         let inFile = try fileSnapshot(url)
-        #expect(inFile.storedValues["counter"] == 5)
-        #expect(inFile.temporary.isEmpty)
+        #expect(inFile.document.values["counter"] == 5)
+        #expect(inFile.document.temporary.isEmpty)
         try await store.set(.counter, 9, for: .seconds(3600))
         try await store.remove(.counter)
         #expect(store[.counter] == 0)
-        #expect(try fileSnapshot(url).temporary.isEmpty)
-        #expect(try fileSnapshot(url).storedValues["counter"] == nil)
+        #expect(try fileSnapshot(url).document.temporary.isEmpty)
+        #expect(try fileSnapshot(url).document.values["counter"] == nil)
     }
 
     @Test func otherKeysChangingKeepATemporaryValue() async throws {
@@ -114,8 +114,8 @@ struct TemporaryValueTests {
         try await store.edit { $0[.darkMode] = true }
         #expect(store[.counter] == 2)
         let inFile = try fileSnapshot(url)
-        #expect(inFile.storedValues["counter"] == 1)
-        #expect(inFile.temporary.overrides["counter"]?.value == 2)
+        #expect(inFile.document.values["counter"] == 1)
+        #expect(inFile.document.temporary.overrides["counter"]?.value == 2)
         // Another process opening the store reads the temporary value too.
         let reader = try await runChild("prefs", ["--file", url.path, "get", "counter"])
         #expect(reader.standardOutput == "2\n", "\(reader.standardError)")
@@ -127,7 +127,7 @@ struct TemporaryValueTests {
         try await Task.sleep(for: .milliseconds(400))
         try await store.set(.language, "fr")
         let inFile = try fileSnapshot(url)
-        #expect(inFile.temporary.isEmpty)
+        #expect(inFile.document.temporary.isEmpty)
         #expect(inFile.values == ["language": "fr"])
         #expect(store[.counter] == 0)
     }
@@ -170,8 +170,8 @@ struct TemporaryValueTests {
         // ...but that edit threw, so it is still temporary.
         #expect(store.snapshot.temporaryValueEnd(forKey: "counter") != nil)
         let inFile = try fileSnapshot(url)
-        #expect(inFile.storedValues["counter"] == 1)
-        #expect(inFile.temporary.overrides["counter"]?.value == 2)
+        #expect(inFile.document.values["counter"] == 1)
+        #expect(inFile.document.temporary.overrides["counter"]?.value == 2)
         #expect(inFile.values["language"] == "fr" && inFile.values["dark_mode"] == true)
     }
 }

@@ -76,7 +76,7 @@ extension PreferencesStore {
     static func events(_ core: StoreCore, after delivered: Int64, upTo: Int64) async
         -> [HistoryEvent]
     {
-        var entries = core.snapshot.history.entries
+        var entries = core.snapshot.document.history.entries
         if entries.first.map({ $0.sequence > delivered + 1 }) ?? true,
             core.storage.historyArchive != nil,
             let kept = try? await core.queue.run({ try core.keptHistory() })

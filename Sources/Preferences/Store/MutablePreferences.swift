@@ -81,10 +81,10 @@ public struct MutablePreferences: Sendable {
     init(snapshot: PreferencesSnapshot, limits: PreferencesLimits) {
         self.storage = snapshot.values
         self.version = snapshot.version
-        self.baseHistory = snapshot.history
+        self.baseHistory = snapshot.document.history
         self.registeredDefaults = snapshot.registeredDefaults
         self.limits = limits
-        self.tracksOrdinaryKeys = !snapshot.temporary.isEmpty
+        self.tracksOrdinaryKeys = !snapshot.document.temporary.isEmpty
     }
 
     /// The stored values, by key.

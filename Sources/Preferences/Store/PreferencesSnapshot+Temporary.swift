@@ -4,6 +4,6 @@ extension PreferencesSnapshot {
     /// had before, or nil when it was not set. For a key without a
     /// temporary value, its value.
     package func valueAfterTemporary(forKey name: String) -> PreferenceValue? {
-        storedValues[name]
+        document.values[name]
     }
 }

@@ -11,55 +11,28 @@ import Foundation
 /// print(snapshot.modification(forKey: "dark_mode")?.user ?? "never set")
 /// ```
 public struct PreferencesSnapshot: Sendable, Equatable {
-    /// The stored values, by key. Defaults are not included.
+    /// The document the snapshot was read from, or written as (<doc:FileFormat>).
+    let document: StoreDocument
+    /// The stored values, by key, with the temporary values that hold at
+    /// the snapshot's time in place (<doc:ChangingSettingsSafely>).
+    /// Defaults are not included.
     public let values: [String: PreferenceValue]
-    /// The app's data version that migrations advance (<doc:MigratingAtStartUp>), 0 when absent.
-    public let version: Int
-    /// Defaults registered with ``PreferencesStore/register(defaults:)``.
-    public let registeredDefaults: [String: PreferenceValue]
-    /// When and by whom each stored key was last changed (S18, <doc:StoreGuarantees>).
-    let modifications: ChangeLog
-    /// Top-level members of the file this version does not know, kept for
-    /// writing back (<doc:FileFormat>).
-    let otherMembers: [String: PreferenceValue]
-    /// The sequence number and the newest history entries (<doc:HistoryAndUndo>).
-    let history: DocumentHistory
-    /// The values as stored, without the temporary values in place
-    /// (``values`` has those that hold at the snapshot's time).
-    let storedValues: [String: PreferenceValue]
-    /// Temporary values, with their ends (<doc:ChangingSettingsSafely>).
-    let temporary: TemporaryValues
     /// When the temporary values in ``values`` end, by key.
     let temporaryEnds: [String: Date]
+    /// Defaults registered with ``PreferencesStore/register(defaults:)``.
+    public private(set) var registeredDefaults: [String: PreferenceValue]
+
+    /// The app's data version that migrations advance (<doc:MigratingAtStartUp>), 0 when absent.
+    public var version: Int { document.version }
+
     /// The keys declared secret, by this program or another that wrote the
     /// store (A3, <doc:ChangingSettingsSafely>).
-    public let secretKeys: Set<String>
+    public var secretKeys: Set<String> { document.secretKeys }
 
     /// The sequence number of the last change committed to the store: 1, 2,
     /// 3 … one per change, never reused nor skipped, across processes,
     /// restarts and backends (H1, <doc:HistoryAndUndo>); 0 before any.
-    public var sequence: Int64 { history.sequence }
-
-    /// Every field as given: the one initializer that sets them, which the
-    /// others call.
-    private init(
-        stored: [String: PreferenceValue], temporary: TemporaryValues,
-        values: [String: PreferenceValue], temporaryEnds: [String: Date], version: Int,
-        registeredDefaults: [String: PreferenceValue], modifications: ChangeLog,
-        otherMembers: [String: PreferenceValue], history: DocumentHistory,
-        secretKeys: Set<String>
-    ) {
-        self.values = values
-        self.version = version
-        self.registeredDefaults = registeredDefaults
-        self.modifications = modifications
-        self.otherMembers = otherMembers
-        self.history = history
-        self.storedValues = stored
-        self.temporary = temporary
-        self.temporaryEnds = temporaryEnds
-        self.secretKeys = secretKeys
-    }
+    public var sequence: Int64 { document.history.sequence }
 
     /// A snapshot of the given values, for tests and for building states by hand.
     public init(
@@ -68,51 +41,23 @@ public struct PreferencesSnapshot: Sendable, Equatable {
         modifications: [String: PreferenceModification] = [:]
     ) {
         self.init(
-            values: values, version: version, registeredDefaults: registeredDefaults,
-            modifications: ChangeLog(modifications.mapValues(ChangeRecord.init)),
-            otherMembers: [:], history: DocumentHistory())
+            StoreDocument(
+                values: values, version: version,
+                modifications: ChangeLog(modifications.mapValues(ChangeRecord.init))),
+            registeredDefaults: registeredDefaults)
     }
 
+    /// The snapshot of `document`, with these registered defaults, as it
+    /// reads at `now`: the document's temporary values that hold then in
+    /// place.
     init(
-        values: [String: PreferenceValue], version: Int,
-        registeredDefaults: [String: PreferenceValue],
-        modifications: ChangeLog, otherMembers: [String: PreferenceValue],
-        history: DocumentHistory
-    ) {
-        self.init(
-            stored: values, temporary: TemporaryValues(), values: values, temporaryEnds: [:],
-            version: version, registeredDefaults: registeredDefaults,
-            modifications: modifications, otherMembers: otherMembers, history: history,
-            secretKeys: [])
-    }
-
-    /// A snapshot whose reads see `temporary`'s values that hold at `now`
-    /// over `stored`.
-    init(
-        stored: [String: PreferenceValue], temporary: TemporaryValues, at now: Date, version: Int,
-        registeredDefaults: [String: PreferenceValue], modifications: ChangeLog,
-        otherMembers: [String: PreferenceValue], history: DocumentHistory,
-        secretKeys: Set<String> = []
-    ) {
-        let active = temporary.active(at: now)
-        self.init(
-            stored: stored, temporary: temporary, values: temporary.effective(stored, at: now),
-            temporaryEnds: active.mapValues(\.until), version: version,
-            registeredDefaults: registeredDefaults, modifications: modifications,
-            otherMembers: otherMembers, history: history, secretKeys: secretKeys)
-    }
-
-    /// The snapshot of a document read from storage, with these registered
-    /// defaults, as it reads at `now`.
-    init(
-        _ document: StoreDocument, registeredDefaults: [String: PreferenceValue],
+        _ document: StoreDocument, registeredDefaults: [String: PreferenceValue] = [:],
         at now: Date = Date()
     ) {
-        self.init(
-            stored: document.values, temporary: document.temporary, at: now,
-            version: document.version, registeredDefaults: registeredDefaults,
-            modifications: document.modifications, otherMembers: document.otherMembers,
-            history: document.history, secretKeys: document.secretKeys)
+        self.document = document
+        self.values = document.temporary.effective(document.values, at: now)
+        self.temporaryEnds = document.temporary.active(at: now).mapValues(\.until)
+        self.registeredDefaults = registeredDefaults
     }
 
     /// When the temporary value `name` reads now ends; nil when the key has
@@ -127,19 +72,14 @@ public struct PreferencesSnapshot: Sendable, Equatable {
 
     /// This snapshot at `now`: the temporary values that hold then in place.
     func reading(at now: Date) -> PreferencesSnapshot {
-        PreferencesSnapshot(
-            stored: storedValues, temporary: temporary, at: now, version: version,
-            registeredDefaults: registeredDefaults, modifications: modifications,
-            otherMembers: otherMembers, history: history, secretKeys: secretKeys)
+        PreferencesSnapshot(document, registeredDefaults: registeredDefaults, at: now)
     }
 
     /// This snapshot with other registered defaults.
     func registering(_ defaults: [String: PreferenceValue]) -> PreferencesSnapshot {
-        PreferencesSnapshot(
-            stored: storedValues, temporary: temporary, values: values,
-            temporaryEnds: temporaryEnds, version: version, registeredDefaults: defaults,
-            modifications: modifications, otherMembers: otherMembers, history: history,
-            secretKeys: secretKeys)
+        var snapshot = self
+        snapshot.registeredDefaults = defaults
+        return snapshot
     }
 
     /// When and by whom a stored key was last changed; nil for a key that
@@ -154,7 +94,7 @@ public struct PreferencesSnapshot: Sendable, Equatable {
     /// }
     /// ```
     public func modification(forKey name: String) -> PreferenceModification? {
-        modifications.record(forKey: name, isStored: values[name] != nil)?.modification
+        document.modifications.record(forKey: name, isStored: values[name] != nil)?.modification
     }
 
     /// The key's stored value, or its default when it is absent or does not
@@ -182,13 +122,27 @@ public struct PreferencesSnapshot: Sendable, Equatable {
     /// The stored keys, sorted.
     public var storedKeys: [String] { values.keys.sorted() }
 
-    /// Equal values, version, registered defaults and change records.
+    /// Whether a reader could tell the two snapshots apart: they are equal
+    /// when every read gives the same answer — the same ``values``,
+    /// ``version``, ``registeredDefaults``, ``secretKeys`` and ``sequence``,
+    /// and for every key the same ``temporaryValueEnd(forKey:)`` and
+    /// ``modification(forKey:)``.
+    ///
+    /// What no read of a snapshot shows does not count: the history entries
+    /// the file carries (``PreferencesStore/history(for:after:since:)``
+    /// reads those), temporary values that have ended, and members of the
+    /// file this version does not know.
+    ///
+    /// A change feed (``PreferencesStore/changes()``) follows the values: it
+    /// delivers a new state when a value, the version or a temporary value
+    /// changed. A rewrite by another program that changes only change
+    /// records or the history replaces the state without a delivery.
     public static func == (lhs: PreferencesSnapshot, rhs: PreferencesSnapshot) -> Bool {
         lhs.values == rhs.values && lhs.version == rhs.version
             && lhs.registeredDefaults == rhs.registeredDefaults
-            && lhs.otherMembers == rhs.otherMembers && lhs.history == rhs.history
-            && lhs.temporary == rhs.temporary && lhs.temporaryEnds == rhs.temporaryEnds
-            && lhs.secretKeys == rhs.secretKeys
-            && lhs.modifications.matches(rhs.modifications, storedKeys: lhs.values.keys)
+            && lhs.secretKeys == rhs.secretKeys && lhs.sequence == rhs.sequence
+            && lhs.temporaryEnds == rhs.temporaryEnds
+            && lhs.document.modifications.matches(
+                rhs.document.modifications, storedKeys: lhs.values.keys)
     }
 }

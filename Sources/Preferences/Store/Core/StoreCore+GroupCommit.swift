@@ -193,7 +193,7 @@ extension StoreCore {
         let (current, revision) = state.withLock { ($0.current.snapshot, $0.current.revision) }
         // Temporary values that ended since the state was read no longer
         // hold for the edits.
-        let base = current.temporary.isEmpty ? current : current.reading(at: Date())
+        let base = current.document.temporary.isEmpty ? current : current.reading(at: Date())
         var working = MutablePreferences(snapshot: base, limits: limits)
         var applied = 0
         var lateTakes = takingLateEdits ? 0 : Self.maxLateTakes

@@ -68,7 +68,7 @@ extension StoreCore {
     /// Whether a write after `base` keeps history entries: this store's
     /// limit or the one `base` records (the larger of the two) keeps some.
     func keepsHistory(after base: PreferencesSnapshot) -> Bool {
-        limits.history.union(base.history.keep).keepsEntries
+        limits.history.union(base.document.history.keep).keepsEntries
     }
 
     /// The history the document after `base` carries, with the next
@@ -83,7 +83,7 @@ extension StoreCore {
         after base: PreferencesSnapshot, adding pending: [PendingEntry],
         stamp: PreferenceModification, secrets: Set<String> = [], archived: inout Bool
     ) throws -> DocumentHistory {
-        var history = base.history
+        var history = base.document.history
         let keep = limits.history.union(history.keep)
         // The largest limit any writer asked for stays recorded (H4).
         if keep.keepsEntries && keep != history.keep { history.keep = keep }
@@ -134,7 +134,7 @@ extension StoreCore {
     /// sequence once, within the store's limit. On the queue.
     func keptHistory() throws -> (entries: [HistoryEntry], sequence: Int64) {
         try refreshIfChanged(policy: nil)
-        return try keptHistory(carried: state.withLock { $0.current.snapshot.history })
+        return try keptHistory(carried: state.withLock { $0.current.snapshot.document.history })
     }
 
     /// Every entry kept as of a document carrying `history`: the archive's

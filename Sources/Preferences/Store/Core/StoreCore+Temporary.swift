@@ -16,12 +16,12 @@ extension StoreCore {
         at now: Date
     ) -> (values: [String: PreferenceValue], temporary: TemporaryValues) {
         // Without temporary values, what reads see is what is stored.
-        if base.temporary.isEmpty && working.temporaries.isEmpty {
+        if base.document.temporary.isEmpty && working.temporaries.isEmpty {
             return (working.values, TemporaryValues())
         }
         var temporary = TemporaryValues()
-        temporary.overrides = base.temporary.active(at: now)
-        var stored = base.storedValues
+        temporary.overrides = base.document.temporary.active(at: now)
+        var stored = base.document.values
         let changed =
             changedKeys
             ?? Array(
@@ -53,7 +53,7 @@ extension StoreCore {
     /// temporary value of `snapshot` ends. A later publish schedules its
     /// own end; the earlier one then finds the state moved on.
     func scheduleTemporaryEnd(of snapshot: PreferencesSnapshot) {
-        guard let end = snapshot.temporary.nextEnd(after: Date()) else { return }
+        guard let end = snapshot.document.temporary.nextEnd(after: Date()) else { return }
         let generation = state.withLock { $0.current.generation }
         let delay = max(0, end.timeIntervalSinceNow) + 0.001
         DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
@@ -82,6 +82,6 @@ extension StoreCore {
             return
         }
         for subscriber in subscribers { subscriber.deliver(snapshot, generation) }
-        if !snapshot.temporary.isEmpty { scheduleTemporaryEnd(of: snapshot) }
+        if !snapshot.document.temporary.isEmpty { scheduleTemporaryEnd(of: snapshot) }
     }
 }

@@ -99,8 +99,8 @@ final class StoreCore: Sendable {
                 ($0.current.snapshot, $0.current.generation)
             }
             guard
-                document.version == current.version && document.values == current.storedValues
-                    && document.temporary == current.temporary
+                document.version == current.version && document.values == current.document.values
+                    && document.temporary == current.document.temporary
             else { break }
             let unchanged = state.withLock { state in
                 guard state.current.generation == generation else { return false }
@@ -135,7 +135,7 @@ final class StoreCore: Sendable {
         for subscriber in subscribers { subscriber.deliver(snapshot, generation) }
         notifyProblemWatchers()
         reportApplied()
-        if !snapshot.temporary.isEmpty { scheduleTemporaryEnd(of: snapshot) }
+        if !snapshot.document.temporary.isEmpty { scheduleTemporaryEnd(of: snapshot) }
     }
 
     /// Registers defaults for keys without a typed declaration; they are
