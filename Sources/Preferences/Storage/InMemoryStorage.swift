@@ -7,8 +7,8 @@ import Synchronization
 /// Two stores built on the same `InMemoryStorage` object share one state
 /// (as two handles on one file do, S9): a write through one is visible
 /// through the other at once and reaches both stores' change feeds. Every
-/// write — a store's, one made directly with ``write(_:ifRevision:)``, or
-/// ``replaceExternally(with:)`` — calls every watcher.
+/// write — a store's, or one made directly with ``write(_:ifRevision:)`` as
+/// another process would — calls every watcher.
 ///
 /// ```swift
 /// let store = try await PreferencesStore(storage: InMemoryStorage())
@@ -44,16 +44,6 @@ public final class InMemoryStorage: PreferencesStorage {
 
     /// The document as it would be on disk, or nil when empty.
     public var bytes: [UInt8]? { state.withLock { $0.bytes } }
-
-    /// Replaces the document as another process would, and notifies watchers.
-    public func replaceExternally(with bytes: [UInt8]?) {
-        let watchers = state.withLock { state in
-            state.bytes = bytes
-            state.generation += 1
-            return Array(state.watchers.values)
-        }
-        notify(watchers)
-    }
 
     /// Calls watchers outside the lock, so one may read the backend.
     private func notify(_ watchers: [@Sendable (StorageWatchEvent) -> Void]) {
@@ -124,8 +114,7 @@ public final class InMemoryStorage: PreferencesStorage {
     public var setAside: [String: [UInt8]] { state.withLock { $0.setAside } }
 
     /// Reports ``StorageWatchEvent/changed(_:)`` after every change of the
-    /// document: each write, set-aside and ``replaceExternally(with:)``,
-    /// whoever made it.
+    /// document: each write and set-aside, whoever made it.
     public func watch(_ onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) throws
         -> (any StorageWatch)?
     {
