@@ -8,7 +8,8 @@ import Synchronization
 /// (as two handles on one file do, S9): a write through one is visible
 /// through the other at once and reaches both stores' change feeds. Every
 /// write — a store's, or one made directly with ``write(_:ifRevision:)`` as
-/// another process would — calls every watcher.
+/// another process would — calls every watcher. It keeps no history
+/// archive, manifests or replicas, and has no permissions to narrow.
 ///
 /// ```swift
 /// let store = try await PreferencesStore(storage: InMemoryStorage())
@@ -39,8 +40,20 @@ public final class InMemoryStorage: PreferencesStorage {
     /// on another `InMemoryStorage`, even of the same name, do not.
     public var identity: String? { "memory:\(instance.uuidString)" }
 
+    /// An open with ``identity``.
+    public func beginOpening() -> StorageOpening { StorageOpening(identity: identity) }
+
     /// Reads are local and quick.
-    public var readsAreLocal: Bool { true }
+    public var tuning: StorageTuning { StorageTuning(readsAreLocal: true) }
+
+    /// None: the document carries the history.
+    public var historyArchive: (any HistoryArchive)? { nil }
+    /// None.
+    public var manifests: (any ManifestPublishing)? { nil }
+    /// None.
+    public var replicas: (any ReplicaRegistry)? { nil }
+    /// None.
+    public var privacy: (any StoragePrivacy)? { nil }
 
     /// The document as it would be on disk, or nil when empty.
     public var bytes: [UInt8]? { state.withLock { $0.bytes } }
