@@ -102,6 +102,7 @@ public enum StorageWatchEvent: Sendable {
 /// ``replicas``, ``privacy``. None has a default, so a backend says what
 /// it offers, and a backend that wraps another forwards what it wraps
 /// (`var historyArchive: (any HistoryArchive)? { base.historyArchive }`).
+/// `StorageContract` holds each capability a backend offers to its rules.
 public protocol PreferencesStorage: AnyObject, Sendable {
     /// The path or address, for messages.
     var location: String { get }
