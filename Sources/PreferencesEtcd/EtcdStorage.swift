@@ -22,8 +22,8 @@ import Preferences
 ///   yet), acknowledged once a quorum has it. There is no lock:
 ///   ``withExclusiveAccess(_:)`` runs its body as is, and a writer that loses
 ///   the compare re-reads and re-applies its edit (after a short random
-///   pause, so competing replicas spread out), up to ``maxWriteAttempts``
-///   times.
+///   pause, so competing replicas spread out), up to 200 times
+///   (``tuning``).
 /// - **Unknown outcomes** (E4, <doc:EtcdGuarantees>). Each write also stores
 ///   a random write id in the sibling key `KEY.last-write`, in the same
 ///   transaction. When a write was sent but no answer came (the member died,
@@ -130,11 +130,21 @@ public final class EtcdStorage: PreferencesStorage {
         return "etcd:" + endpoints.joined(separator: ",") + "|" + key
     }
 
+    /// An open with ``identity``.
+    public func beginOpening() -> StorageOpening { StorageOpening(identity: identity) }
+
     /// Compare-and-swap losses are expected without a lock: up to 200 tries.
-    public var maxWriteAttempts: Int { 200 }
+    /// A document may fill the cluster's request limit less room for the
+    /// request's framing. Reads wait on the network.
+    public var tuning: StorageTuning {
+        StorageTuning(maxWriteAttempts: 200, maxDocumentSize: maxDocumentSize)
+    }
 
     /// The cluster's request limit less room for the request's framing.
-    public var maxDocumentSize: Int? { configuration.maxRequestBytes - Self.requestOverhead }
+    var maxDocumentSize: Int { configuration.maxRequestBytes - Self.requestOverhead }
+
+    /// None: etcd's permissions are the cluster's, not the document's.
+    public var privacy: (any StoragePrivacy)? { nil }
 
     // MARK: Reading
 
@@ -232,7 +242,7 @@ public final class EtcdStorage: PreferencesStorage {
     func write(_ bytes: [UInt8], ifRevision expected: StorageRevision, writeID: String) throws
         -> StorageRevision?
     {
-        if let limit = maxDocumentSize, bytes.count > limit {
+        if bytes.count > maxDocumentSize {
             throw PreferencesError.limitExceeded(
                 file: key,
                 reason:

@@ -341,7 +341,7 @@ extension StorageContract {
         async throws
     {
         let storage = subject.storage
-        guard let limit = storage.maxDocumentSize else { return }
+        guard let limit = storage.tuning.maxDocumentSize else { return }
         let outcome = try await contract.call("write over maxDocumentSize") {
             Result {
                 try storage.write([UInt8](repeating: 0x20, count: limit + 1), ifRevision: .absent)

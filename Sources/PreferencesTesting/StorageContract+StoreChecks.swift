@@ -219,7 +219,7 @@ extension StorageContract {
     static func oversizedEditWritesNothing(_ subject: Subject, _ contract: StorageContract)
         async throws
     {
-        guard let limit = subject.storage.maxDocumentSize else { return }
+        guard let limit = subject.storage.tuning.maxDocumentSize else { return }
         let store = try await PreferencesStore(storage: subject.storage, liveReads: false)
         do {
             try await store.set(note, String(repeating: "x", count: limit + 1))

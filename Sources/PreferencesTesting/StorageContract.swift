@@ -10,11 +10,14 @@ import Testing
 /// every write, corrupt documents set aside and never destroyed, a watch
 /// that reports other writers and stops when cancelled, limits refused
 /// before anything is sent. `StorageContract` checks each of them against
-/// the backend directly, and then checks the store's own rules that
-/// depend on them — reads after writes, exact increments from two writers,
-/// the corruption policy, the change feed, records keeping unknown keys,
-/// migrations running once — through `PreferencesStore`
-/// opened on the backend.
+/// the backend directly; then the rules of each capability the backend
+/// offers — an archive that keeps what was appended, in order, within its
+/// limit; manifests read back whole, by program and by digest;
+/// registrations listed, updated and gone once closed; a document kept
+/// private — and then the store's own rules that depend on them — reads
+/// after writes, exact increments from two writers, the corruption policy,
+/// the change feed, records keeping unknown keys, migrations running once —
+/// through `PreferencesStore` opened on the backend.
 ///
 /// Each check gets a fresh ``Subject`` from your factory, in a fresh
 /// temporary directory that is removed afterwards. Failures are recorded
@@ -56,17 +59,23 @@ public struct StorageContract: Sendable {
         /// checks that need a watch are left out (and
         /// `PreferencesStorage/watch(_:)` must return nil).
         public var watches: Bool
+        /// For a backend with `PreferencesStorage/privacy`: makes the
+        /// stored document readable by others, as a careless `chmod 644`
+        /// would, so the checks see it narrowed again. nil leaves those
+        /// parts out.
+        public var makeReadableByOthers: (@Sendable () throws -> Void)?
 
         /// A subject; `watches` defaults to true.
         public init(
             storage: any PreferencesStorage, otherHandle: any PreferencesStorage,
             readSetAside: @escaping @Sendable (_ place: String) throws -> [UInt8]?,
-            watches: Bool = true
+            watches: Bool = true, makeReadableByOthers: (@Sendable () throws -> Void)? = nil
         ) {
             self.storage = storage
             self.otherHandle = otherHandle
             self.readSetAside = readSetAside
             self.watches = watches
+            self.makeReadableByOthers = makeReadableByOthers
         }
     }
 
@@ -94,7 +103,7 @@ public struct StorageContract: Sendable {
     }
 
     /// Every check, in the order ``run()`` runs them.
-    public static var checks: [Check] { backendChecks + storeChecks }
+    public static var checks: [Check] { backendChecks + capabilityChecks + storeChecks }
 
     /// Runs every check, each on a fresh subject, recording a Swift Testing
     /// issue for each broken promise. Throws only when a subject cannot be

@@ -58,7 +58,7 @@ extension Cases {
         stopReplicas(followers)
         let children = try startReplicas(harness, key: url.path, environment: [:])
         defer { stopReplicas(children) }
-        let registered = try store.storage.replicas().count
+        let registered = try store.storage.replicas?.list().count ?? 0
         let with = try await sets()
         let ratio = median(with) / median(none)
         return Row(
@@ -88,7 +88,7 @@ extension Cases {
             storage: storage, limits: Self.noHistory, liveReads: false)
         let (events, continuation) = AsyncStream.makeStream(
             of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let watch = try storage.watchReplicas { continuation.yield() }
+        let watch = try storage.replicas?.watch { continuation.yield() }
         defer { watch?.cancel() }
         var iterator = events.makeAsyncIterator()
         let rounds = quick ? 20 : 100
@@ -98,7 +98,7 @@ extension Cases {
             try await writer.set(.benchCounter, round + 1)
             let sequence = writer.snapshot.sequence
             while true {
-                let replicas = try await onThread { try storage.replicas() }
+                let replicas = try await onThread { try storage.replicas?.list() ?? [] }
                 if replicas.count >= children.count
                     && replicas.allSatisfy({ $0.applied >= sequence })
                 {

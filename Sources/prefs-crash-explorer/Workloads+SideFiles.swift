@@ -78,9 +78,10 @@ extension Workload {
             // Nobody holds a registration after a crash: listing them must
             // skip (and remove) every one, whatever is left of it.
             do {
-                let listed = try FileStorage(
-                    fileURL: URL(fileURLWithPath: directory + "/prefs.json")
-                ).replicas()
+                let listed =
+                    try FileStorage(
+                        fileURL: URL(fileURLWithPath: directory + "/prefs.json")
+                    ).replicas?.list() ?? []
                 return listed.isEmpty
                     ? []
                     : [

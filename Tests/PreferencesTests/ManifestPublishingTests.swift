@@ -121,18 +121,19 @@ private struct Display: PreferencesRecord {
     /// is published, nor below a file where a directory should be.
     @Test func theFileBackendReadsBackTheManifestItPublished() throws {
         let storage = FileStorage(fileURL: workspace.store)
-        #expect(try storage.publishedManifest() == nil)
-        try storage.publishManifest(Array("{}".utf8))
-        let read = try #require(try storage.publishedManifest())
+        let manifests = try #require(storage.manifests)
+        #expect(try manifests.storeManifest() == nil)
+        try manifests.publish(Array("{}".utf8), program: "tool")
+        let read = try #require(try manifests.storeManifest())
         #expect(read.bytes == Array("{}".utf8))
         #expect(read.location == storage.manifestPath)
         let belowAFile = FileStorage(fileURL: published.appendingPathComponent("prefs.json"))
-        #expect(try belowAFile.publishedManifest() == nil)
+        #expect(try belowAFile.manifests?.storeManifest() == nil)
     }
 
     /// The store hands the declared manifest to its backend, whatever the
-    /// backend; one without a place for it (the protocol's default) publishes
-    /// nothing and the store works on.
+    /// backend; one without a place for it (no manifests) publishes nothing
+    /// and the store works on.
     @Test func theBackendReceivesTheManifestAndOneWithoutAPlaceIsFine() async throws {
         let publishing = PublishingStorage()
         let store = try await PreferencesStore(
@@ -152,12 +153,16 @@ private struct Display: PreferencesRecord {
 }
 
 /// An in-memory backend that keeps what the store asks it to publish.
-private final class PublishingStorage: PreferencesStorage {
+private final class PublishingStorage: PreferencesStorage, ManifestPublishing {
     let inner = InMemoryStorage()
     private let publishedBytes = Locked<[[UInt8]]>([])
     var published: [[UInt8]] { publishedBytes.withLock { $0 } }
 
     var location: String { "publishing" }
+    var historyArchive: (any HistoryArchive)? { nil }
+    var manifests: (any ManifestPublishing)? { self }
+    var replicas: (any ReplicaRegistry)? { nil }
+    var privacy: (any StoragePrivacy)? { nil }
     func read() throws -> StoredContents { try inner.read() }
     func currentRevision() throws -> StorageRevision { try inner.currentRevision() }
     func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws -> StorageRevision? {
@@ -167,5 +172,16 @@ private final class PublishingStorage: PreferencesStorage {
     func setAsideCorrupt(_ contents: StoredContents, stamp: String) throws -> String? {
         try inner.setAsideCorrupt(contents, stamp: stamp)
     }
-    func publishManifest(_ bytes: [UInt8]) throws { publishedBytes.withLock { $0.append(bytes) } }
+    func watch(_ onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) throws
+        -> (any StorageWatch)?
+    { nil }
+
+    func publish(_ bytes: [UInt8], program: String) throws {
+        publishedBytes.withLock { $0.append(bytes) }
+    }
+    func storeManifest() throws -> (bytes: [UInt8], location: String)? {
+        published.last.map { ($0, location) }
+    }
+    func programManifests() throws -> [String: [UInt8]] { [:] }
+    func manifest(digest: String) throws -> [UInt8]? { nil }
 }

@@ -22,7 +22,10 @@ final class ObservedStorage: PreferencesStorage {
     var legacyPresentAtWrites: [Bool] { seen.withLock { $0 } }
 
     var location: String { "observed" }
-    var identity: String? { nil }
+    var historyArchive: (any HistoryArchive)? { nil }
+    var manifests: (any ManifestPublishing)? { nil }
+    var replicas: (any ReplicaRegistry)? { nil }
+    var privacy: (any StoragePrivacy)? { nil }
     func read() throws -> StoredContents { try inner.read() }
     func currentRevision() throws -> StorageRevision { try inner.currentRevision() }
     func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws -> StorageRevision? {
@@ -38,6 +41,9 @@ final class ObservedStorage: PreferencesStorage {
     func setAsideCorrupt(_ contents: StoredContents, stamp: String) throws -> String? {
         try inner.setAsideCorrupt(contents, stamp: stamp)
     }
+    func watch(_ onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) throws
+        -> (any StorageWatch)?
+    { nil }
 }
 
 @Suite("Migration: legacy import", .scaledTimeLimit(minutes: 10))

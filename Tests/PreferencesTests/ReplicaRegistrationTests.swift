@@ -16,8 +16,9 @@ import Testing
         // The open registers the process after it returns, off its path.
         await store?.registeredAsReplica()
         let storage = FileStorage(fileURL: url)
-        let me = try #require(try storage.replicas().first)
-        #expect(try storage.replicas().count == 1)
+        let registry = try #require(storage.replicas)
+        let me = try #require(try registry.list().first)
+        #expect(try registry.list().count == 1)
         #expect(me.pid == getpid())
         #expect(me.host == Platform.hostName)
         #expect(me.program == PreferencesReplica.currentProgram)
@@ -26,15 +27,15 @@ import Testing
         // The report is written off the writer's path: await it through the watch.
         let (events, continuation) = AsyncStream.makeStream(
             of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let watch = try storage.watchReplicas { continuation.yield() }
+        let watch = try registry.watch { continuation.yield() }
         defer { watch?.cancel() }
         let applied = try await withDeadline("the registration to report change 1") {
-            for await _ in events where try storage.replicas().first?.applied == 1 { return true }
+            for await _ in events where try registry.list().first?.applied == 1 { return true }
             return false
         }
         #expect(applied)
         store = nil
-        #expect(try storage.replicas().isEmpty)
+        #expect(try registry.list().isEmpty)
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: storage.replicasDirectory) == [])
     }
@@ -49,20 +50,21 @@ import Testing
         // (the opens waiting then register together): await it, through the
         // watch of its registrations, not asking it to register sooner.
         let witness = FileStorage(fileURL: directory.file("witness.json"))
+        let registry = try #require(witness.replicas)
         let (events, continuation) = AsyncStream.makeStream(
             of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let watch = try #require(
-            try witness.watchReplicas { continuation.yield() }, "a watch of the registrations")
+            try registry.watch { continuation.yield() }, "a watch of the registrations")
         defer { watch.cancel() }
         let live = try await PreferencesStore(storage: witness)
         let registered = try await withDeadline("the store with live reads to register") {
-            for await _ in events where try !witness.replicas().isEmpty { return true }
+            for await _ in events where try !registry.list().isEmpty { return true }
             return false
         }
         #expect(registered)
         // And this store, asked, finds that it is not to register.
         await store.registeredAsReplica()
-        #expect(try FileStorage(fileURL: url).replicas().isEmpty)
+        #expect(try FileStorage(fileURL: url).replicas?.list().isEmpty == true)
         withExtendedLifetime(live) {}
     }
 
@@ -75,7 +77,7 @@ import Testing
             host: "elsewhere", pid: 4242, program: "gone", manifest: "", since: Date(), applied: 3)
         let path = storage.replicasDirectory + "/elsewhere-4242.json"
         try write(dead.jsonText + "\n", to: URL(fileURLWithPath: path))
-        #expect(try storage.replicas().isEmpty)
+        #expect(try storage.replicas?.list().isEmpty == true)
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
@@ -116,8 +118,12 @@ final class CountingRegistrar: PreferencesStorage, @unchecked Sendable {
     }
 
     var location: String { memory.location }
-    var identity: String? { memory.identity }
-    var readsAreLocal: Bool { true }
+    func beginOpening() -> StorageOpening { memory.beginOpening() }
+    var tuning: StorageTuning { memory.tuning }
+    var historyArchive: (any HistoryArchive)? { nil }
+    var manifests: (any ManifestPublishing)? { nil }
+    var replicas: (any ReplicaRegistry)? { Registry(owner: self) }
+    var privacy: (any StoragePrivacy)? { nil }
     func read() throws -> StoredContents { try memory.read() }
     func currentRevision() throws -> StorageRevision { try memory.currentRevision() }
     func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws -> StorageRevision? {
@@ -132,15 +138,23 @@ final class CountingRegistrar: PreferencesStorage, @unchecked Sendable {
     func watch(_ onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) throws
         -> (any StorageWatch)?
     { try memory.watch(onEvent) }
-    func register(_ replica: PreferencesReplica) throws -> (any ReplicaRegistration)? {
-        if refusing.withLock({ $0 }) {
-            refused.withLock { $0 += 1 }
-            throw PreferencesError.io(
-                operation: "register replica", path: location, code: EIO,
-                message: "no endpoint answered")
+
+    struct Registry: ReplicaRegistry {
+        let owner: CountingRegistrar
+        func register(_ replica: PreferencesReplica) throws -> (any ReplicaRegistration)? {
+            if owner.refusing.withLock({ $0 }) {
+                owner.refused.withLock { $0 += 1 }
+                throw PreferencesError.io(
+                    operation: "register replica", path: owner.location, code: EIO,
+                    message: "no endpoint answered")
+            }
+            owner.registrations.withLock { $0 += 1 }
+            return Registration(owner)
         }
-        registrations.withLock { $0 += 1 }
-        return Registration(self)
+        func list() throws -> [PreferencesReplica] { [] }
+        func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
+            nil
+        }
     }
 }
 

@@ -11,13 +11,21 @@ import Testing
 @Suite(.scaledTimeLimit(minutes: 5))
 struct StorageContractTests {
     @Test func theFileBackendKeepsTheContract() async throws {
-        try await StorageContract { directory in
-            let url = directory.appendingPathComponent("store.json")
-            return StorageContract.Subject(
-                storage: FileStorage(fileURL: url), otherHandle: FileStorage(fileURL: url),
-                readSetAside: { place in try? Array(Data(contentsOf: URL(fileURLWithPath: place))) }
-            )
-        }.run()
+        try await StorageContract(Self.files { $0 }).run()
+    }
+
+    /// A wrapper that forwards what it wraps keeps the file backend's
+    /// archive, manifests, replicas and privacy, each held to its rules.
+    @Test func aHookedFileBackendKeepsItsCapabilitiesAndTheContract() async throws {
+        let directory = try TemporaryDirectory()
+        let file = FileStorage(fileURL: directory.file("store.json"))
+        let hooked = HookedStorage(file)
+        #expect(hooked.historyArchive != nil, "a hooked file backend has no history archive")
+        #expect(hooked.manifests != nil, "a hooked file backend has no manifests")
+        #expect(hooked.replicas != nil, "a hooked file backend has no replicas")
+        #expect(hooked.privacy != nil, "a hooked file backend has no privacy")
+        #expect(hooked.tuning == file.tuning, "a hooked file backend has other tuning")
+        try await StorageContract(Self.files { HookedStorage($0) }).run()
     }
 
     @Test func theInMemoryBackendKeepsTheContract() async throws {
@@ -70,6 +78,28 @@ struct StorageContractTests {
         return issue.comments.contains { comment in
             compareAndSwapFailures.contains(comment.rawValue)
                 || lostIncrements.contains { comment.rawValue.hasPrefix($0) }
+        }
+    }
+
+    /// File backends on `store.json` in the check's directory, each made
+    /// into the subject's backend by `wrap`.
+    static func files(_ wrap: @escaping @Sendable (FileStorage) -> any PreferencesStorage)
+        -> StorageContract.Factory
+    {
+        { directory in
+            let url = directory.appendingPathComponent("store.json")
+            return StorageContract.Subject(
+                storage: wrap(FileStorage(fileURL: url)),
+                otherHandle: wrap(FileStorage(fileURL: url)),
+                readSetAside: { place in try? Array(Data(contentsOf: URL(fileURLWithPath: place)))
+                },
+                makeReadableByOthers: {
+                    guard chmod(url.path, 0o644) == 0 else {
+                        throw PreferencesError.io(
+                            operation: "chmod", path: url.path, code: errno, message: "chmod failed"
+                        )
+                    }
+                })
         }
     }
 

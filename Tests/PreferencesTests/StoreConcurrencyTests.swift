@@ -18,7 +18,11 @@ final class CountingStorage: PreferencesStorage {
         self.keepingWrites = keepingWrites
     }
     var location: String { base.location }
-    var identity: String? { nil }
+    var tuning: StorageTuning { base.tuning }
+    var historyArchive: (any HistoryArchive)? { base.historyArchive }
+    var manifests: (any ManifestPublishing)? { base.manifests }
+    var replicas: (any ReplicaRegistry)? { base.replicas }
+    var privacy: (any StoragePrivacy)? { base.privacy }
     func read() throws -> StoredContents { try base.read() }
     func currentRevision() throws -> StorageRevision { try base.currentRevision() }
     func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws -> StorageRevision? {

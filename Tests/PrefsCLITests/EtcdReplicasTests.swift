@@ -53,7 +53,7 @@ struct EtcdReplicasTests {
 
     func pids() async throws -> [Int32] {
         let storage = try EtcdStorage(configuration: cluster.configuration(), key: key)
-        return try await offPool { try storage.replicas().map(\.pid) }
+        return try await offPool { try (storage.replicas?.list() ?? []).map(\.pid) }
     }
 
     /// The TTL etcd granted the lease of `child`'s registration, or nil.
@@ -94,7 +94,7 @@ struct EtcdReplicasTests {
         let storage = try EtcdStorage(configuration: cluster.configuration(), key: key)
         let (events, continuation) = AsyncStream.makeStream(
             of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let watch = try storage.watchReplicas { continuation.yield() }
+        let watch = try storage.replicas?.watch { continuation.yield() }
         defer { watch?.cancel() }
         let killedAt = ContinuousClock.now
         victim.kill(SIGKILL)
@@ -102,7 +102,7 @@ struct EtcdReplicasTests {
             "the killed replica's registration to expire", timeout: .seconds(30)
         ) {
             for await _ in events {
-                let listed = try await offPool { try storage.replicas().map(\.pid) }
+                let listed = try await offPool { try (storage.replicas?.list() ?? []).map(\.pid) }
                 if !listed.contains(victim.process.processIdentifier) { return true }
             }
             return false
@@ -187,13 +187,15 @@ struct EtcdReplicasTests {
         let (events, continuation) = AsyncStream.makeStream(
             of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let watch = try #require(
-            try storage.watchReplicas { continuation.yield() }, "a watch of the registrations")
+            try storage.replicas?.watch { continuation.yield() }, "a watch of the registrations")
         defer { watch.cancel() }
         replica.kill(SIGCONT)
         continuation.yield()
         let back = try await withDeadline("the resumed replica to register again") {
             for await _ in events {
-                if try await offPool({ try storage.replicas().map(\.pid) }) == [pid] { return true }
+                if try await offPool({ try (storage.replicas?.list() ?? []).map(\.pid) }) == [pid] {
+                    return true
+                }
             }
             return false
         }
@@ -251,7 +253,7 @@ struct EtcdReplicasTests {
         let (events, continuation) = AsyncStream.makeStream(
             of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let watch = try #require(
-            try storage.watchReplicas { continuation.yield() }, "a watch of the registrations")
+            try storage.replicas?.watch { continuation.yield() }, "a watch of the registrations")
         defer { watch.cancel() }
         try await action()
         continuation.yield()
@@ -259,7 +261,7 @@ struct EtcdReplicasTests {
             "the registrations of \(pids) to go", timeout: timeout
         ) {
             for await _ in events {
-                let listed = try await offPool { try storage.replicas().map(\.pid) }
+                let listed = try await offPool { try (storage.replicas?.list() ?? []).map(\.pid) }
                 if !listed.contains(where: pids.contains) { return true }
             }
             return false

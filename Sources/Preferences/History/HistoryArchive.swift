@@ -9,7 +9,8 @@
 /// without them. So an entry is always in the document, here, or both; the
 /// store reads both and takes each sequence once.
 ///
-/// The file backend keeps `<file>.history`, one entry of JSON a line.
+/// The file backend keeps `<file>.history`, one entry of JSON a line
+/// (``PreferencesStorage/historyArchive``).
 public protocol HistoryArchive: Sendable {
     /// The archived entries' JSON texts, oldest first, as stored. They may
     /// repeat entries the document still carries, and a text that does not
@@ -19,6 +20,9 @@ public protocol HistoryArchive: Sendable {
     /// Adds `entries` (oldest first, sequences increasing) durably: when it
     /// returns, they survive a crash. Entries whose sequence is not above
     /// the archive's last one are skipped, so a repeated append changes
-    /// nothing. The archive may drop its oldest entries beyond `keep`.
+    /// nothing. The archive keeps at least its newest entries within
+    /// `keep` and drops older ones, so that it stays near that limit: the
+    /// file backend lets it grow by a quarter (at least 64 entries or
+    /// 16 KiB) before it rewrites; etcd drops them in the same transaction.
     func append(_ entries: [(sequence: Int64, text: [UInt8])], keep: HistoryLimit) throws
 }

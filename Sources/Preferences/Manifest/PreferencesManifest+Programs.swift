@@ -57,11 +57,11 @@ extension PreferencesManifest {
 
     /// The manifests published beside a store, by program, that parse;
     /// those that do not are left out.
-    static func published(in storage: any PreferencesStorage) throws -> [String:
+    static func published(in published: any ManifestPublishing) throws -> [String:
         PreferencesManifest]
     {
         var manifests: [String: PreferencesManifest] = [:]
-        for (program, bytes) in try storage.publishedManifests() {
+        for (program, bytes) in try published.programManifests() {
             manifests[program] = try? PreferencesManifest(
                 jsonText: String(decoding: bytes, as: UTF8.self), source: program)
         }

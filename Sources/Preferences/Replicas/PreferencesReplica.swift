@@ -88,17 +88,6 @@ public struct PreferencesReplica: Sendable, Hashable {
     }
 }
 
-/// A process's registration with a backend (``PreferencesStorage/register(_:)``),
-/// held while the store is open.
-public protocol ReplicaRegistration: Sendable {
-    /// Records that the process has applied every change up to `sequence`
-    /// (and, when it changed, the digest of its manifest).
-    func update(_ replica: PreferencesReplica) throws
-
-    /// Removes the registration; later updates do nothing.
-    func close()
-}
-
 extension PreferencesManifest {
     /// A short digest of the manifest's ``jsonText`` (16 hex digits of
     /// 64-bit FNV-1a), naming one version of a program's declarations.

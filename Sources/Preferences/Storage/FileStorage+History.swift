@@ -5,10 +5,6 @@ import Foundation
 extension FileStorage {
     /// `<file>.history`, beside the target file.
     public var historyArchive: (any HistoryArchive)? { FileHistoryArchive(storage: self) }
-
-    /// Where the archive is: beside the target (or the link itself when the
-    /// link may not be followed; using it then fails as the store does).
-    public var historyPath: String { ((try? target()) ?? path) + ".history" }
 }
 
 /// Appends entries to `<file>.history` with one write and one fsync, under

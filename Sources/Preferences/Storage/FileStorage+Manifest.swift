@@ -1,5 +1,12 @@
-/// Publishing the key manifest beside the file (7.6, <doc:CommandLineTool>).
+/// The key manifests beside the file (7.6, <doc:CommandLineTool>; F1,
+/// <doc:RollingOutAChange>): the store's manifest `NAME.keys.json`, and
+/// `NAME.keys.d/` holding `PROGRAM.json` for each program that declared
+/// keys and `versions/DIGEST.json` for each version of them, so that the
+/// manifest a running replica registered is found by its digest.
 extension FileStorage {
+    /// `NAME.keys.json` and `NAME.keys.d/` beside the target file.
+    public var manifests: (any ManifestPublishing)? { FileManifests(storage: self) }
+
     /// Where the store's key manifest is published: beside the target file,
     /// named as ``PreferencesManifest/publishedName(forStoreNamed:)`` says
     /// (`default.json` → `default.keys.json`).
@@ -11,12 +18,25 @@ extension FileStorage {
             + PreferencesManifest.publishedName(forStoreNamed: Platform.lastComponent(of: target))
     }
 
+    /// The directory of per-program manifests (`default.json` →
+    /// `default.keys.d`).
+    public var manifestsDirectory: String { siblingPath(suffix: ".keys.d") }
+}
+
+/// Each manifest file is replaced as the store's file is (a temporary
+/// file, fsync, rename, fsync of the directory), holding `<file>.lock`,
+/// and only when it holds other bytes. A new file takes the mode and owner
+/// of the store's file (0600 when there is none yet), so it is readable by
+/// whoever can read the store.
+struct FileManifests: ManifestPublishing {
+    let storage: FileStorage
+
     /// The manifest file, or nil when it (or its directory) does not exist;
     /// one over the size limit is ``PreferencesError/invalidManifest(file:reason:)``.
-    public func publishedManifest() throws -> (bytes: [UInt8], location: String)? {
-        let path = manifestPath
+    func storeManifest() throws -> (bytes: [UInt8], location: String)? {
+        let path = storage.manifestPath
         do {
-            return try Platform.readFile(path, limit: maxFileSize).map { ($0.bytes, path) }
+            return try Platform.readFile(path, limit: storage.maxFileSize).map { ($0.bytes, path) }
         } catch PreferencesError.io(_, _, let code, _) where code == Platform.notADirectory {
             return nil
         } catch PreferencesError.corrupted(_, let reason) {
@@ -24,68 +44,43 @@ extension FileStorage {
         }
     }
 
-    /// Replaces the manifest file as the store's file is replaced (a
-    /// temporary file, fsync, rename, fsync of the directory), holding
-    /// `<file>.lock`; does nothing when the file already holds `bytes`.
-    ///
-    /// A new manifest file takes the mode and owner of the store's file
-    /// (0600 when there is none yet), so it is readable by whoever can read
-    /// the store.
-    public func publishManifest(_ bytes: [UInt8]) throws {
-        try withExclusiveAccess {
-            let path = manifestPath
-            if let (published, _) = try? Platform.readFile(path, limit: maxFileSize),
-                published == bytes
-            {
-                return
-            }
-            let directory = Platform.parentDirectory(of: path)
-            let target = try target()
-            let model = try Platform.fileStamp(path) ?? Platform.fileStamp(target)
-            let owner = try model.map { ($0.uid, $0.gid) } ?? ownerForNewFiles(target: target)
-            _ = try Platform.replaceFile(
-                path, with: bytes, mode: model?.mode ?? 0o600, owner: owner)
-            try syncDirectory(directory)
-        }
-    }
-}
-
-/// Every program's manifest (F1, <doc:RollingOutAChange>): `NAME.keys.d/`
-/// beside the store holds `PROGRAM.json` for each program that declared
-/// keys, and `versions/DIGEST.json` for each version of them, so that the
-/// manifest a running replica registered is found by its digest.
-extension FileStorage {
-    /// The directory of per-program manifests (`default.json` →
-    /// `default.keys.d`).
-    public var manifestsDirectory: String { siblingPath(suffix: ".keys.d") }
-
     /// Publishes `bytes` as the store's manifest (`NAME.keys.json`), as
-    /// `NAME.keys.d/PROGRAM.json` and as `NAME.keys.d/versions/DIGEST.json`,
-    /// each rewritten only when it differs.
-    public func publishManifest(_ bytes: [UInt8], program: String) throws {
-        try withExclusiveAccess {
-            try publishManifest(bytes)
-            let directory = manifestsDirectory
+    /// `NAME.keys.d/PROGRAM.json` and as `NAME.keys.d/versions/DIGEST.json`.
+    func publish(_ bytes: [UInt8], program: String) throws {
+        try storage.withExclusiveAccess {
+            try publishStoreManifest(bytes)
+            let directory = storage.manifestsDirectory
             let versions = directory + "/versions"
-            let target = try target()
-            let owner = try ownerForNewFiles(target: target)
+            let target = try storage.target()
+            let owner = try storage.ownerForNewFiles(target: target)
             try Platform.makeDirectories(versions, owner: owner)
             let mode = try Platform.fileStamp(target)?.mode ?? 0o600
             let digest = PreferencesManifest.digest(of: bytes)
             for path in [
                 directory + "/" + Self.safeName(program) + ".json",
                 versions + "/" + digest + ".json",
-            ] {
-                if let (published, _) = try? Platform.readFile(path, limit: maxFileSize),
-                    published == bytes
-                {
-                    continue
-                }
+            ] where !holds(path, bytes) {
                 _ = try Platform.replaceFile(path, with: bytes, mode: mode, owner: owner)
             }
-            try syncDirectory(versions)
-            try syncDirectory(directory)
+            try storage.syncDirectory(versions)
+            try storage.syncDirectory(directory)
         }
+    }
+
+    /// `NAME.keys.json`, with the mode and owner it has, else the store file's.
+    private func publishStoreManifest(_ bytes: [UInt8]) throws {
+        let path = storage.manifestPath
+        if holds(path, bytes) { return }
+        let target = try storage.target()
+        let model = try Platform.fileStamp(path) ?? Platform.fileStamp(target)
+        let owner = try model.map { ($0.uid, $0.gid) } ?? storage.ownerForNewFiles(target: target)
+        _ = try Platform.replaceFile(path, with: bytes, mode: model?.mode ?? 0o600, owner: owner)
+        try storage.syncDirectory(Platform.parentDirectory(of: path))
+    }
+
+    /// Whether the file at `path` holds `bytes`.
+    private func holds(_ path: String, _ bytes: [UInt8]) -> Bool {
+        (try? Platform.readFile(path, limit: storage.maxFileSize))?.bytes == bytes
     }
 
     /// A program's name as a file name: `[A-Za-z0-9._-]`, others as `_`,
@@ -98,8 +93,8 @@ extension FileStorage {
     }
 
     /// `NAME.keys.d/PROGRAM.json` of every program, by program.
-    public func publishedManifests() throws -> [String: [UInt8]] {
-        let directory = manifestsDirectory
+    func programManifests() throws -> [String: [UInt8]] {
+        let directory = storage.manifestsDirectory
         let names: [String]
         do {
             names = try Platform.entryNames(directory)
@@ -108,7 +103,9 @@ extension FileStorage {
         }
         var manifests: [String: [UInt8]] = [:]
         for name in names where name.hasSuffix(".json") && !name.hasPrefix(".") {
-            if let (bytes, _) = try Platform.readFile(directory + "/" + name, limit: maxFileSize) {
+            if let (bytes, _) = try Platform.readFile(
+                directory + "/" + name, limit: storage.maxFileSize)
+            {
                 manifests[String(name.dropLast(5))] = bytes
             }
         }
@@ -116,9 +113,10 @@ extension FileStorage {
     }
 
     /// `NAME.keys.d/versions/DIGEST.json`, if kept.
-    public func publishedManifest(digest: String) throws -> [UInt8]? {
+    func manifest(digest: String) throws -> [UInt8]? {
         guard !digest.isEmpty, digest.allSatisfy(\.isHexDigit) else { return nil }
         return try Platform.readFile(
-            manifestsDirectory + "/versions/" + digest + ".json", limit: maxFileSize)?.0
+            storage.manifestsDirectory + "/versions/" + digest + ".json",
+            limit: storage.maxFileSize)?.0
     }
 }

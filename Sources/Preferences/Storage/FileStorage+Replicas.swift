@@ -8,6 +8,9 @@ import Foundation
 /// when the process ends, however it ends, so a file nobody holds is a
 /// dead process's registration: whoever lists the replicas removes it.
 extension FileStorage {
+    /// `NAME.replicas.d/` beside the target file.
+    public var replicas: (any ReplicaRegistry)? { FileReplicas(storage: self) }
+
     /// The directory of registrations: the store's name with `.json`
     /// replaced by `.replicas.d` (`default.json` → `default.replicas.d`).
     public var replicasDirectory: String { siblingPath(suffix: ".replicas.d") }
@@ -19,17 +22,22 @@ extension FileStorage {
         let stem = name.hasSuffix(".json") ? String(name.dropLast(5)) : name
         return Platform.parentDirectory(of: target) + "/" + stem + suffix
     }
+}
+
+/// One registration file per process, locked while it is open.
+struct FileReplicas: ReplicaRegistry {
+    let storage: FileStorage
 
     /// Creates this process's registration file, locked while it is open.
-    public func register(_ replica: PreferencesReplica) throws -> (any ReplicaRegistration)? {
-        let directory = replicasDirectory
-        let target = try target()
+    func register(_ replica: PreferencesReplica) throws -> (any ReplicaRegistration)? {
+        let directory = storage.replicasDirectory
+        let target = try storage.target()
         // Never creates the store's own directory: one that is missing (not
         // made yet, or removed while the store is open, which its watch
         // then waits for) holds no registration until it is back.
         guard try Platform.fileStamp(Platform.parentDirectory(of: target))?.isDirectory == true
         else { return nil }
-        try Platform.makeDirectories(directory, owner: try ownerForNewFiles(target: target))
+        try Platform.makeDirectories(directory, owner: try storage.ownerForNewFiles(target: target))
         let path = directory + "/" + Self.fileName(host: replica.host, pid: replica.pid)
         // A file of an earlier process with this pid (a reused pid, or one
         // of this process's own earlier opens) is replaced.
@@ -46,8 +54,8 @@ extension FileStorage {
     /// The live registrations, sorted by host and pid. Files nobody holds a
     /// lock on are removed on the way; a registration being rewritten as it
     /// is read is read again.
-    public func replicas() throws -> [PreferencesReplica] {
-        let directory = replicasDirectory
+    func list() throws -> [PreferencesReplica] {
+        let directory = storage.replicasDirectory
         let names: [String]
         do {
             names = try Platform.entryNames(directory)
@@ -73,16 +81,15 @@ extension FileStorage {
     /// removed (inotify on Linux; elsewhere every 20 ms). A process that
     /// dies leaves no event (only its lock goes): a waiter also looks once
     /// a second.
-    public func watchReplicas(_ onChange: @escaping @Sendable () -> Void) throws
-        -> (any StorageWatch)?
-    {
-        let directory = replicasDirectory
-        try Platform.makeDirectories(directory, owner: try ownerForNewFiles(target: try target()))
+    func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
+        let directory = storage.replicasDirectory
+        try Platform.makeDirectories(
+            directory, owner: try storage.ownerForNewFiles(target: try storage.target()))
         return try RegistrationWatch(directory: directory, onChange: onChange)
     }
 }
 
-/// A registration file held open and locked (see ``FileStorage/register(_:)``).
+/// A registration file held open and locked (see ``ReplicaRegistry/register(_:)``).
 final class FileRegistration: ReplicaRegistration {
     private let file: Locked<Int32?>
     private let path: String

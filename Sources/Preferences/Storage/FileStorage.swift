@@ -57,7 +57,7 @@ import Foundation
 ///   set` never locks a service out of its own store.
 /// - Temporary files left by writers that died between creating and renaming
 ///   them are removed while a write holds the lock, at most once a minute.
-public final class FileStorage: PreferencesStorage {
+public final class FileStorage: PreferencesStorage, StoragePrivacy {
     /// The path as given (made absolute).
     public let path: String
     let maxFileSize: Int
@@ -79,7 +79,7 @@ public final class FileStorage: PreferencesStorage {
     /// read with it: while the file keeps that stamp, it holds those bytes.
     private let trustedStamp = Locked<(stamp: Platform.FileStamp, hash: UInt64)?>(nil)
     private let lastSweep = Locked<ContinuousClock.Instant?>(nil)
-    /// The target resolved for the open under way (``identityForOpening()``).
+    /// The target resolved for the open under way (``beginOpening()``).
     private let openingTarget = Locked<String?>(nil)
     /// Whether writes keep the file readable by its owner only (it holds
     /// secrets: ``keepPrivate()``).
@@ -127,25 +127,21 @@ public final class FileStorage: PreferencesStorage {
     }
 
     /// File reads are local and quick.
-    public var readsAreLocal: Bool { true }
+    public var tuning: StorageTuning { StorageTuning(readsAreLocal: true) }
 
-    /// ``identity``, for a store being opened: the file's link is resolved
-    /// once for the whole open, and the watch and the reads of that open
-    /// (until ``endOpening()``) use this resolution rather than resolving
-    /// the path again, which saves a `readlink` each. An open is one moment
-    /// as far as the link goes; a resolution made microseconds earlier is
-    /// as safe as a fresh one, as the file is still opened with
-    /// `O_NOFOLLOW` (S19, <doc:StoreGuarantees>).
-    public func identityForOpening() -> String? {
+    /// An open with ``identity``, for which the file's link is resolved
+    /// once: the watch and the reads of that open (until it ends) use this
+    /// resolution rather than resolving the path again, which saves a
+    /// `readlink` each. An open is one moment as far as the link goes; a
+    /// resolution made microseconds earlier is as safe as a fresh one, as
+    /// the file is still opened with `O_NOFOLLOW` (S19, <doc:StoreGuarantees>).
+    /// When it ends, every call resolves the path afresh.
+    public func beginOpening() -> StorageOpening {
         let target = try? Platform.resolveSymlinksSafely(path)
         openingTarget.withLock { $0 = target }
-        return identity(ofTarget: target ?? path)
-    }
-
-    /// Ends the open that ``identityForOpening()`` began: from now on every
-    /// call resolves the path afresh.
-    public func endOpening() {
-        openingTarget.withLock { $0 = nil }
+        return StorageOpening(identity: identity(ofTarget: target ?? path)) { [openingTarget] in
+            openingTarget.withLock { $0 = nil }
+        }
     }
 
     private func identity(ofTarget target: String) -> String {
@@ -464,6 +460,9 @@ public final class FileStorage: PreferencesStorage {
             return place
         }
     }
+
+    /// Keeps the file readable by its owner only: ``keepPrivate()``.
+    public var privacy: (any StoragePrivacy)? { self }
 
     /// From now on, writes give the file no permissions for its group and
     /// others; returns whether the file has some now.

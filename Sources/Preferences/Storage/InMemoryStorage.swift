@@ -7,8 +7,9 @@ import Synchronization
 /// Two stores built on the same `InMemoryStorage` object share one state
 /// (as two handles on one file do, S9): a write through one is visible
 /// through the other at once and reaches both stores' change feeds. Every
-/// write — a store's, one made directly with ``write(_:ifRevision:)``, or
-/// ``replaceExternally(with:)`` — calls every watcher.
+/// write — a store's, or one made directly with ``write(_:ifRevision:)`` as
+/// another process would — calls every watcher. It keeps no history
+/// archive, manifests or replicas, and has no permissions to narrow.
 ///
 /// ```swift
 /// let store = try await PreferencesStore(storage: InMemoryStorage())
@@ -39,21 +40,23 @@ public final class InMemoryStorage: PreferencesStorage {
     /// on another `InMemoryStorage`, even of the same name, do not.
     public var identity: String? { "memory:\(instance.uuidString)" }
 
+    /// An open with ``identity``.
+    public func beginOpening() -> StorageOpening { StorageOpening(identity: identity) }
+
     /// Reads are local and quick.
-    public var readsAreLocal: Bool { true }
+    public var tuning: StorageTuning { StorageTuning(readsAreLocal: true) }
+
+    /// None: the document carries the history.
+    public var historyArchive: (any HistoryArchive)? { nil }
+    /// None.
+    public var manifests: (any ManifestPublishing)? { nil }
+    /// None.
+    public var replicas: (any ReplicaRegistry)? { nil }
+    /// None.
+    public var privacy: (any StoragePrivacy)? { nil }
 
     /// The document as it would be on disk, or nil when empty.
     public var bytes: [UInt8]? { state.withLock { $0.bytes } }
-
-    /// Replaces the document as another process would, and notifies watchers.
-    public func replaceExternally(with bytes: [UInt8]?) {
-        let watchers = state.withLock { state in
-            state.bytes = bytes
-            state.generation += 1
-            return Array(state.watchers.values)
-        }
-        notify(watchers)
-    }
 
     /// Calls watchers outside the lock, so one may read the backend.
     private func notify(_ watchers: [@Sendable (StorageWatchEvent) -> Void]) {
@@ -124,8 +127,7 @@ public final class InMemoryStorage: PreferencesStorage {
     public var setAside: [String: [UInt8]] { state.withLock { $0.setAside } }
 
     /// Reports ``StorageWatchEvent/changed(_:)`` after every change of the
-    /// document: each write, set-aside and ``replaceExternally(with:)``,
-    /// whoever made it.
+    /// document: each write and set-aside, whoever made it.
     public func watch(_ onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) throws
         -> (any StorageWatch)?
     {

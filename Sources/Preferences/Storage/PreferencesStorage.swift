@@ -72,29 +72,37 @@ public enum StorageWatchEvent: Sendable {
 ///
 /// - **One call at a time.** A store makes its calls one at a time, in
 ///   order, never concurrently: on its own serial dispatch queue — or, for a
-///   backend whose ``readsAreLocal`` is true, sometimes on the thread opening
-///   or reloading the store while that queue is idle and held suspended.
-///   Other code (a test, a tool holding ``PreferencesStore/storage``) may call
-///   a backend from other threads at the same time; a backend is `Sendable`
-///   and must stay consistent then.
+///   backend whose ``StorageTuning/readsAreLocal`` is true, sometimes on the
+///   thread opening or reloading the store while that queue is idle and held
+///   suspended. Other code (a test, a tool holding
+///   ``PreferencesStore/storage``) may call a backend from other threads at
+///   the same time; a backend is `Sendable` and must stay consistent then.
 /// - **Calls may block.** A network backend blocks until its server answers
 ///   or its own timeout passes; the store never calls a backend from Swift's
-///   cooperative pool unless ``readsAreLocal`` says reads are quick.
+///   cooperative pool unless ``StorageTuning/readsAreLocal`` says reads are
+///   quick.
 /// - **Revisions never lie.** Two reads return equal revisions only if
 ///   nothing was written in between, and every successful write returns a
 ///   revision never returned before, even for identical bytes.
 /// - **Errors.** I/O failures throw
 ///   ``PreferencesError/io(operation:path:code:message:)`` naming the
-///   operation and ``location``; a document over ``maxDocumentSize`` is
-///   refused with ``PreferencesError/limitExceeded(file:reason:)``. A lost
+///   operation and ``location``; a document over
+///   ``StorageTuning/maxDocumentSize`` is refused with
+///   ``PreferencesError/limitExceeded(file:reason:)``. A lost
 ///   compare-and-swap is not an error: it returns nil.
 /// - **Nothing destroyed.** A backend never discards a document's bytes
 ///   except by replacing them with a newer document through
 ///   ``write(_:ifRevision:)``; ``setAsideCorrupt(_:stamp:)`` keeps them.
 ///
-/// Only the first six requirements have no default; the rest describe
-/// what a backend can do beyond them (watch, publish a manifest, share
-/// state, read cheaply) and default to "nothing special".
+/// ## Capabilities
+///
+/// What a backend can do beyond the document — keep older history, publish
+/// key manifests, register replicas, keep a document private — is an
+/// object it returns, or nil: ``historyArchive``, ``manifests``,
+/// ``replicas``, ``privacy``. None has a default, so a backend says what
+/// it offers, and a backend that wraps another forwards what it wraps
+/// (`var historyArchive: (any HistoryArchive)? { base.historyArchive }`).
+/// `StorageContract` holds each capability a backend offers to its rules.
 public protocol PreferencesStorage: AnyObject, Sendable {
     /// The path or address, for messages.
     var location: String { get }
@@ -116,7 +124,7 @@ public protocol PreferencesStorage: AnyObject, Sendable {
     /// Runs `body` holding exclusive access across processes (the file
     /// backend's `<file>.lock`), re-entrantly on one thread. Backends without
     /// a lock run `body` as is and rely on ``write(_:ifRevision:)`` failing
-    /// on a conflict (see ``maxWriteAttempts``).
+    /// on a conflict (see ``StorageTuning/maxWriteAttempts``).
     func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T
 
     /// Moves the (corrupt) document aside, keeping its bytes, if the backend
@@ -126,161 +134,113 @@ public protocol PreferencesStorage: AnyObject, Sendable {
     /// caller re-reads). After it, the backend holds nothing.
     func setAsideCorrupt(_ contents: StoredContents, stamp: String) throws -> String?
 
-    /// An identity shared by every backend object that addresses the same
-    /// data, or nil; stores whose backends share an identity share one
-    /// in-memory state within the process (S9, <doc:StoreGuarantees>). The
-    /// default is nil: every store is on its own.
-    var identity: String? { get }
-
-    /// Whether ``read()`` and ``currentRevision()`` are local and quick
-    /// enough to run on a caller's thread, which saves an open two thread
-    /// hops: true for a file or memory, false (the default) for anything
-    /// that can wait on a network.
-    var readsAreLocal: Bool { get }
-
-    /// Called as a store begins opening on this backend; returns the
-    /// ``identity`` for that open. A backend may resolve what it addresses
-    /// once for the whole open here (the file backend resolves a symlink)
-    /// until ``endOpening()``. The default returns ``identity``.
-    func identityForOpening() -> String?
-
-    /// Ends the open that ``identityForOpening()`` began. The default does
-    /// nothing.
-    func endOpening()
-
     /// Starts watching for writes made by others, reporting what the backend
     /// knows (see ``StorageWatchEvent``); events may be spurious and come
-    /// from any thread, in order. nil (the default) when the backend cannot
-    /// watch: the store then sees other writers' changes when it writes or
-    /// reloads.
+    /// from any thread, in order. nil when the backend cannot watch: the
+    /// store then sees other writers' changes when it writes or reloads.
     func watch(_ onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) throws
         -> (any StorageWatch)?
 
-    /// How many times the store tries a write that loses its compare-and-swap
-    /// before giving up: 8 by default, which only an unlocked writer can
-    /// exhaust; a backend without a lock, where every writer competes this
-    /// way, asks for more.
-    var maxWriteAttempts: Int { get }
+    /// Called as a store begins opening on this backend; the store ends the
+    /// returned open once it is done, opened or not. Its
+    /// ``StorageOpening/identity`` says which stores share one in-memory
+    /// state (S9). The default: no identity, nothing to end.
+    func beginOpening() -> StorageOpening
 
-    /// The largest document the backend accepts, in bytes, or nil (the
-    /// default) for no limit of its own (the store's ``PreferencesLimits``
-    /// still apply). A backend refuses a larger document in
-    /// ``write(_:ifRevision:)`` with
-    /// ``PreferencesError/limitExceeded(file:reason:)`` naming this limit,
-    /// before sending anything.
-    var maxDocumentSize: Int? { get }
-
-    /// Makes every later write keep the document readable by its owner
-    /// only, because it holds secrets (A3, <doc:ChangingSettingsSafely>);
-    /// returns whether the stored document is readable by others now (the
-    /// next write narrows it). The default does nothing and returns false:
-    /// a backend without permissions of its own.
-    func keepPrivate() throws -> Bool
+    /// How the store drives this backend: write attempts, the largest
+    /// document, whether reads are local. The default suits a backend with a
+    /// lock and no limit of its own whose reads may wait.
+    var tuning: StorageTuning { get }
 
     /// Where the backend keeps history entries older than those its
-    /// document carries (<doc:HistoryAndUndo>), or nil (the default): then
-    /// the document carries every entry kept. An archive spares every write
-    /// the rewrite of the whole history.
+    /// document carries (<doc:HistoryAndUndo>), or nil: then the document
+    /// carries every entry kept. An archive spares every write the rewrite
+    /// of the whole history.
     var historyArchive: (any HistoryArchive)? { get }
 
-    /// Publishes the store's key manifest (7.6, <doc:CommandLineTool>) where
-    /// `prefs` finds it, holding exclusive access, atomically and durably;
-    /// rewrites it only when `bytes` differ from what is published. The
-    /// default publishes nothing: a backend without a place for it.
-    func publishManifest(_ bytes: [UInt8]) throws
+    /// Where the backend publishes the key manifests that programs declare
+    /// (7.6, <doc:CommandLineTool>; F1, <doc:RollingOutAChange>), or nil
+    /// when it has no place for them.
+    var manifests: (any ManifestPublishing)? { get }
 
-    /// Publishes `bytes` as the manifest of `program` (F1,
-    /// <doc:RollingOutAChange>), kept after the program exits, beside the
-    /// store's own manifest of ``publishManifest(_:)``, and findable by its
-    /// digest (``PreferencesManifest/digest``) for as long as it is kept.
-    /// The default calls ``publishManifest(_:)``.
-    func publishManifest(_ bytes: [UInt8], program: String) throws
+    /// Where the processes with the store open register (F2,
+    /// <doc:RollingOutAChange>), or nil when the backend cannot tell who
+    /// uses it.
+    var replicas: (any ReplicaRegistry)? { get }
 
-    /// The manifest ``publishManifest(_:)`` published and where it was read
-    /// from, for messages; nil (the default) when none is published. One
-    /// too large to read is ``PreferencesError/invalidManifest(file:reason:)``.
-    func publishedManifest() throws -> (bytes: [UInt8], location: String)?
-
-    /// Every program's published manifest, by program name. The default:
-    /// none.
-    func publishedManifests() throws -> [String: [UInt8]]
-
-    /// The manifest published with `digest`, or nil (the default) when
-    /// there is none.
-    func publishedManifest(digest: String) throws -> [UInt8]?
-
-    /// Registers this process as a replica of the store while it is open
-    /// (F2, <doc:RollingOutAChange>); the registration ends when closed or
-    /// when the process dies. nil (the default): the backend cannot tell
-    /// who uses it.
-    func register(_ replica: PreferencesReplica) throws -> (any ReplicaRegistration)?
-
-    /// The live replicas. The default: none known.
-    func replicas() throws -> [PreferencesReplica]
-
-    /// Calls `onChange` when a replica registers, reports a change, or goes
-    /// away; nil (the default) when the backend cannot watch that, and a
-    /// waiter looks again now and then instead.
-    func watchReplicas(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)?
+    /// How the backend keeps a document holding secrets readable by its
+    /// owner only (A3, <doc:ChangingSettingsSafely>), or nil for a backend
+    /// without permissions of its own.
+    var privacy: (any StoragePrivacy)? { get }
 }
 
 extension PreferencesStorage {
-    /// No shared state.
-    public var identity: String? { nil }
+    /// No identity: every store on its own; nothing to end.
+    public func beginOpening() -> StorageOpening { StorageOpening(identity: nil) }
 
-    /// Reads may wait (a network).
-    public var readsAreLocal: Bool { false }
+    /// 8 write attempts, no size limit of the backend's own, reads that may wait.
+    public var tuning: StorageTuning { StorageTuning() }
+}
 
-    /// ``identity``.
-    public func identityForOpening() -> String? { identity }
+/// One store's open on a backend (``PreferencesStorage/beginOpening()``):
+/// which stores share its state, and what ends it.
+///
+/// A backend may resolve what it addresses once for the whole open (the
+/// file backend resolves a symlink once, which saves a `readlink` on each
+/// read of the open) and forget that resolution in ``end()``.
+public struct StorageOpening: Sendable {
+    /// An identity shared by every backend object that addresses the same
+    /// data, or nil; stores whose backends share an identity share one
+    /// in-memory state within the process (S9, <doc:StoreGuarantees>).
+    public var identity: String?
+    private let onEnd: @Sendable () -> Void
 
-    /// Nothing to end.
-    public func endOpening() {}
-
-    /// No watch.
-    public func watch(_ onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) throws
-        -> (any StorageWatch)?
-    { nil }
-
-    /// 8 attempts.
-    public var maxWriteAttempts: Int { 8 }
-
-    /// No limit of the backend's own.
-    public var maxDocumentSize: Int? { nil }
-
-    /// Publishes nothing.
-    public func publishManifest(_ bytes: [UInt8]) throws {}
-
-    /// No permissions of its own.
-    public func keepPrivate() throws -> Bool { false }
-
-    /// No archive: the document carries the history.
-    public var historyArchive: (any HistoryArchive)? { nil }
-
-    /// The store's one manifest.
-    public func publishManifest(_ bytes: [UInt8], program: String) throws {
-        try publishManifest(bytes)
+    /// An open with `identity`, calling `onEnd` when the store is done opening.
+    public init(identity: String?, onEnd: @escaping @Sendable () -> Void = {}) {
+        self.identity = identity
+        self.onEnd = onEnd
     }
 
-    /// None.
-    public func publishedManifest() throws -> (bytes: [UInt8], location: String)? { nil }
+    /// Ends the open; the store calls it once.
+    public func end() { onEnd() }
+}
 
-    /// None.
-    public func publishedManifests() throws -> [String: [UInt8]] { [:] }
+/// How a store drives its backend (``PreferencesStorage/tuning``).
+public struct StorageTuning: Sendable, Hashable {
+    /// How many times the store tries a write that loses its
+    /// compare-and-swap before giving up: 8 by default, which only an
+    /// unlocked writer can exhaust; a backend without a lock, where every
+    /// writer competes this way, asks for more.
+    public var maxWriteAttempts: Int
+    /// The largest document the backend accepts, in bytes, or nil for no
+    /// limit of its own (the store's ``PreferencesLimits`` still apply). A
+    /// backend refuses a larger document in
+    /// ``PreferencesStorage/write(_:ifRevision:)`` with
+    /// ``PreferencesError/limitExceeded(file:reason:)`` naming this limit,
+    /// before sending anything.
+    public var maxDocumentSize: Int?
+    /// Whether ``PreferencesStorage/read()`` and
+    /// ``PreferencesStorage/currentRevision()`` are local and quick enough to
+    /// run on a caller's thread, which saves an open two thread hops: true
+    /// for a file or memory, false for anything that can wait on a network.
+    public var readsAreLocal: Bool
 
-    /// None.
-    public func publishedManifest(digest: String) throws -> [UInt8]? { nil }
-
-    /// No registration.
-    public func register(_ replica: PreferencesReplica) throws -> (any ReplicaRegistration)? {
-        nil
+    /// Tuning with the given values; each default suits a backend with a
+    /// lock, no limit of its own, and reads that may wait.
+    public init(maxWriteAttempts: Int = 8, maxDocumentSize: Int? = nil, readsAreLocal: Bool = false)
+    {
+        self.maxWriteAttempts = maxWriteAttempts
+        self.maxDocumentSize = maxDocumentSize
+        self.readsAreLocal = readsAreLocal
     }
+}
 
-    /// None known.
-    public func replicas() throws -> [PreferencesReplica] { [] }
-
-    /// No watch.
-    public func watchReplicas(_ onChange: @escaping @Sendable () -> Void) throws
-        -> (any StorageWatch)?
-    { nil }
+/// How a backend keeps a document that holds secrets readable by its owner
+/// only (A3, <doc:ChangingSettingsSafely>; ``PreferencesStorage/privacy``).
+public protocol StoragePrivacy: Sendable {
+    /// Makes every later write keep the document readable by its owner
+    /// only; returns whether the stored document is readable by others now
+    /// (the next write narrows it). The store calls it, holding exclusive
+    /// access, before each write of a document with secrets.
+    func keepPrivate() throws -> Bool
 }

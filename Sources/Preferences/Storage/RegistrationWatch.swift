@@ -1,6 +1,6 @@
 import Dispatch
 
-/// Watches a directory of registrations (``FileStorage/watchReplicas(_:)``):
+/// Watches a directory of registrations (the file backend's ``ReplicaRegistry/watch(_:)``):
 /// one inotify instance of its own on Linux, read by a dispatch source;
 /// elsewhere a timer every 20 ms. Calls `onChange` once at start, so a
 /// waiter always looks once.

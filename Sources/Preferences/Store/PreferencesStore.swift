@@ -105,8 +105,10 @@ public final class PreferencesStore: Sendable {
     ) async throws {
         // A key that cannot describe itself fails before anything is opened.
         let manifest = keys.isEmpty ? nil : try PreferencesManifest(keys: keys)
-        core = StoreRegistry.core(for: storage, limits: limits, corruption: corruption)
-        defer { storage.endOpening() }
+        let opening = storage.beginOpening()
+        defer { opening.end() }
+        core = StoreRegistry.core(
+            for: storage, identity: opening.identity, limits: limits, corruption: corruption)
         liveReader = try await core.open(
             migrations: migrations, corruption: corruption, liveReads: liveReads)
         if let manifest { await core.declare(manifest) }

@@ -34,7 +34,7 @@ struct ReplicasCommand: PrefsCommand {
     }
 
     func run(_ context: CommandContext) async throws {
-        let replicas = try context.target.storage.replicas()
+        let replicas = try context.target.storage.replicas?.list() ?? []
         if json {
             let array = PreferenceValue.array(replicas.map(\.jsonValue))
             context.output.print(array.jsonText)

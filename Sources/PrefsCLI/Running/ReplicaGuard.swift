@@ -13,9 +13,9 @@ enum ReplicaGuard {
     {
         guard !values.isEmpty else { return }
         var manifests: [String: PreferencesManifest?] = [:]
-        for replica in try storage.replicas() where !replica.manifest.isEmpty {
+        for replica in try storage.replicas?.list() ?? [] where !replica.manifest.isEmpty {
             if manifests[replica.manifest] == nil {
-                manifests[replica.manifest] = try storage.publishedManifest(
+                manifests[replica.manifest] = try storage.manifests?.manifest(
                     digest: replica.manifest
                 ).map {
                     try PreferencesManifest(

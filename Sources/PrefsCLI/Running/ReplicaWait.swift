@@ -66,8 +66,8 @@ struct ReplicaWait {
         let (events, continuation) = AsyncStream.makeStream(
             of: Void.self, bufferingPolicy: .bufferingNewest(1))
         // Listed before the watch starts; the loop lists again at once.
-        let waited = try storage.replicas()
-        let watch = try storage.watchReplicas { continuation.yield() }
+        let waited = try storage.replicas?.list() ?? []
+        let watch = try storage.replicas?.watch { continuation.yield() }
         defer {
             watch?.cancel()
             continuation.finish()
@@ -96,7 +96,7 @@ struct ReplicaWait {
         var live = waited
         var shown = ""
         while true {
-            live = try storage.replicas().filter { replica in
+            live = try (storage.replicas?.list() ?? []).filter { replica in
                 waited.contains { $0.host == replica.host && $0.pid == replica.pid }
             }
             let behind = live.filter { $0.applied < sequence }

@@ -57,7 +57,7 @@ struct StoreTarget: Sendable {
     /// error), never silently ignored: commands would otherwise type and
     /// default keys differently from the service.
     func publishedManifest() throws -> PreferencesManifest? {
-        guard let (bytes, location) = try storage.publishedManifest() else { return nil }
+        guard let (bytes, location) = try storage.manifests?.storeManifest() else { return nil }
         return try PreferencesManifest(
             jsonText: String(decoding: bytes, as: UTF8.self), source: location)
     }
@@ -65,7 +65,8 @@ struct StoreTarget: Sendable {
     /// The manifests of every program, as published beside the store; one
     /// that cannot be parsed is an error, as the store's own manifest is.
     func programManifests() throws -> [String: PreferencesManifest] {
-        try storage.publishedManifests().reduce(into: [:]) { manifests, published in
+        try (storage.manifests?.programManifests() ?? [:]).reduce(into: [:]) {
+            manifests, published in
             manifests[published.key] = try PreferencesManifest(
                 jsonText: String(decoding: published.value, as: UTF8.self), source: published.key)
         }

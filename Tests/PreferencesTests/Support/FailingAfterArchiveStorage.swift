@@ -18,8 +18,10 @@ final class FailingAfterArchiveStorage: PreferencesStorage {
     init(_ base: FileStorage) { self.base = base }
 
     var location: String { base.location }
-    var identity: String? { nil }
-    var readsAreLocal: Bool { true }
+    var tuning: StorageTuning { base.tuning }
+    var manifests: (any ManifestPublishing)? { base.manifests }
+    var replicas: (any ReplicaRegistry)? { base.replicas }
+    var privacy: (any StoragePrivacy)? { base.privacy }
     func read() throws -> StoredContents { try base.read() }
     func currentRevision() throws -> StorageRevision { try base.currentRevision() }
     func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws -> StorageRevision? {
@@ -47,6 +49,9 @@ final class FailingAfterArchiveStorage: PreferencesStorage {
     func setAsideCorrupt(_ contents: StoredContents, stamp: String) throws -> String? {
         try base.setAsideCorrupt(contents, stamp: stamp)
     }
+    func watch(_ onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) throws
+        -> (any StorageWatch)?
+    { try base.watch(onEvent) }
     var historyArchive: (any HistoryArchive)? {
         guard let archive = base.historyArchive else { return nil }
         return Archive(base: archive, appended: appended)

@@ -7,7 +7,10 @@ import PreferencesTestSupport
 /// `afterRead` runs on every document read, and `beforeRevision` runs before
 /// every revision check and may throw to make it fail. Both run on the
 /// store's queue. `watchWith`, when given, starts the watch instead of the
-/// backend (a chosen watch mechanism, say).
+/// backend (a chosen watch mechanism, say). Everything else the backend
+/// offers — its tuning, archive, manifests, replicas, privacy — is the
+/// backend's; only its identity is not, so a hooked store never shares the
+/// state of an unhooked one.
 final class HookedStorage: PreferencesStorage {
     typealias WatchStarter =
         @Sendable (@escaping @Sendable () -> Void) throws -> (any StorageWatch)?
@@ -29,7 +32,11 @@ final class HookedStorage: PreferencesStorage {
     }
 
     var location: String { base.location }
-    var identity: String? { nil }
+    var tuning: StorageTuning { base.tuning }
+    var historyArchive: (any HistoryArchive)? { base.historyArchive }
+    var manifests: (any ManifestPublishing)? { base.manifests }
+    var replicas: (any ReplicaRegistry)? { base.replicas }
+    var privacy: (any StoragePrivacy)? { base.privacy }
     func read() throws -> StoredContents {
         let contents = try base.read()
         afterRead(contents)

@@ -34,7 +34,11 @@ final class RevisionDirectoryStorage: PreferencesStorage {
     }
 
     var location: String { directory.path }
-    var maxWriteAttempts: Int { 100 }
+    var tuning: StorageTuning { StorageTuning(maxWriteAttempts: 100) }
+    var historyArchive: (any HistoryArchive)? { nil }
+    var manifests: (any ManifestPublishing)? { nil }
+    var replicas: (any ReplicaRegistry)? { nil }
+    var privacy: (any StoragePrivacy)? { nil }
 
     /// The highest revision and whether it holds a document.
     private func latest() throws -> (number: Int, holdsDocument: Bool)? {

@@ -95,7 +95,7 @@ public final class PreferencesProvider: Sendable {
     /// secret, or nil when they cannot be read. A manifest that does not
     /// parse declares nothing.
     private static func manifestSecrets(of storage: any PreferencesStorage) -> Set<String>? {
-        guard let published = try? storage.publishedManifests() else { return nil }
+        guard let published = try? storage.manifests?.programManifests() ?? [:] else { return nil }
         var secrets: Set<String> = []
         for (program, bytes) in published {
             guard

@@ -90,7 +90,7 @@ private struct ServiceSettings: PreferencesRecord {
             "api.token": .init(type: .string, secret: true),
             "log.level": .init(type: .string),
         ])
-        try FileStorage(fileURL: file).publishManifest(
+        try FileStorage(fileURL: file).manifests?.publish(
             Array(manifest.jsonText.utf8), program: "billing-service")
         let store = try await PreferencesStore(fileURL: file)
         try await store.edit {

@@ -173,7 +173,7 @@ extension StoreCore {
     /// (A3, <doc:ChangingSettingsSafely>), listing a problem when it was
     /// readable by others until now.
     func keepPrivate() throws {
-        guard try storage.keepPrivate() else { return }
+        guard let privacy = storage.privacy, try privacy.keepPrivate() else { return }
         state.withLock { state in
             let message =
                 "\(storage.location) holds secret values and was readable by others: it is now readable by its owner only"

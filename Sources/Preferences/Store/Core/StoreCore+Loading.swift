@@ -16,7 +16,7 @@ extension StoreCore {
         let reader = liveReads ? LiveReader(self) : nil
         // The usual open — no migrations, a backend whose reads are local and
         // quick, a valid document — needs no hop to the queue.
-        if migrations.isEmpty && storage.readsAreLocal {
+        if migrations.isEmpty && storage.tuning.readsAreLocal {
             let opened = queue.runInline { () -> Bool? in
                 do {
                     try self.load(policy: corruption, recovering: false)

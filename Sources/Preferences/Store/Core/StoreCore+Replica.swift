@@ -9,8 +9,8 @@ extension StoreCore {
     /// queue shortly after an open with live reads, without making the open
     /// wait: a cold start pays nothing for it (P8), and a handle dropped
     /// before then never registers, as a process that only reads a key and
-    /// exits is no replica to wait for. A backend that
-    /// cannot register (the default) does nothing; a failure is kept as a
+    /// exits is no replica to wait for. A backend without
+    /// ``PreferencesStorage/replicas`` does nothing; a failure is kept as a
     /// problem.
     func scheduleReplica() {
         PendingRegistrations.shared.add(self)
@@ -47,7 +47,7 @@ extension StoreCore {
         me.applied = state.withLock { $0.current.snapshot.sequence }
         me.manifest = state.withLock { $0.declared.entries.isEmpty ? "" : $0.declared.digest }
         do {
-            guard let registration = try storage.register(me) else { return }
+            guard let registration = try storage.replicas?.register(me) else { return }
             let reporter = ReplicaReporter(registration, me)
             let stale = replica.withLock { slot -> ReplicaReporter? in
                 // Every live reader may have gone meanwhile.

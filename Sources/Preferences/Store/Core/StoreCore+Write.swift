@@ -29,12 +29,12 @@ extension StoreCore {
     }
 
     /// Runs `attempt` until it returns a value, at most the backend's
-    /// ``PreferencesStorage/maxWriteAttempts`` times; nil means it lost the
+    /// ``StorageTuning/maxWriteAttempts`` times; nil means it lost the
     /// compare-and-swap (someone wrote without the lock since it read).
     func retryingLostWrites<Value>(_ operation: String, _ attempt: () throws -> Value?) throws
         -> Value
     {
-        for _ in 0..<storage.maxWriteAttempts {
+        for _ in 0..<storage.tuning.maxWriteAttempts {
             if let value = try attempt() { return value }
         }
         throw PreferencesError.io(

@@ -11,12 +11,12 @@ enum StoreRegistry {
     // on many threads at once meet here.
     private static let cores = Locked<(byIdentity: [String: WeakCore], sweepAt: Int)>(([:], 16))
 
+    /// The core of the stores whose open has `identity`
+    /// (``StorageOpening/identity``), made on `storage` if there is none.
     static func core(
-        for storage: any PreferencesStorage, limits: PreferencesLimits, corruption: CorruptionPolicy
+        for storage: any PreferencesStorage, identity: String?, limits: PreferencesLimits,
+        corruption: CorruptionPolicy
     ) -> StoreCore {
-        // A backend may resolve what it addresses once for the whole open
-        // (see `PreferencesStorage.identityForOpening()`).
-        let identity = storage.identityForOpening()
         guard let identity else {
             return StoreCore(storage: storage, limits: limits, corruption: corruption)
         }
