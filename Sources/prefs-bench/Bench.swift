@@ -162,7 +162,8 @@ func besideBench(_ name: String) -> URL? {
 func installedPrefs(_ arguments: [String]) -> URL? {
     if let position = arguments.firstIndex(of: "--prefs"), arguments.indices.contains(position + 1)
     {
-        return URL(fileURLWithPath: arguments[position + 1])
+        let given = URL(fileURLWithPath: arguments[position + 1])
+        return FileManager.default.isExecutableFile(atPath: given.path) ? given : nil
     }
     let installed = URL(fileURLWithPath: ".build/install/release/prefs").standardizedFileURL
     if FileManager.default.isExecutableFile(atPath: installed.path) { return installed }
