@@ -26,7 +26,9 @@ func runBench() async throws {
     }
 
     if arguments.contains("--help") {
-        print("usage: prefs-bench [--quick] [--json] [--only P2,P3,...] [--scaling [--chart FILE]]")
+        print(
+            "usage: prefs-bench [--quick] [--json] [--only P2,P3,...] [--prefs PATH] [--scaling [--chart FILE]]"
+        )
         exit(0)
     }
 
@@ -106,16 +108,13 @@ func runBench() async throws {
     if selected("P8") { report(try await cases.coldStart()) }
     if selected("P9") { report(try await cases.etcd()) }
     if selected("P10") {
-        // `prefs` beside this program, as `swift build -c release` builds it.
-        let prefs = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("prefs")
-        let found = FileManager.default.isExecutableFile(atPath: prefs.path)
-        if !found {
+        let prefs = besideBench("prefs")
+        if prefs == nil {
             FileHandle.standardError.write(
                 Data("  P10 prefs log: no prefs beside prefs-bench (swift build -c release)\n".utf8)
             )
         }
-        for row in try await cases.history(prefs: found ? prefs : nil) { report(row) }
+        for row in try await cases.history(prefs: prefs) { report(row) }
     }
     if selected("A4") {
         report(
@@ -123,11 +122,14 @@ func runBench() async throws {
                 benchPath: URL(fileURLWithPath: CommandLine.arguments[0]).path))
     }
     if selected("P11") {
-        // `prefs-harness` beside this program, as `swift build -c release` builds it.
-        let harness = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("prefs-harness")
-        let found = FileManager.default.isExecutableFile(atPath: harness.path)
-        for row in try await cases.replicas(harness: found ? harness : nil) { report(row) }
+        for row in try await cases.replicas(harness: besideBench("prefs-harness")) { report(row) }
+    }
+    if selected("P12") {
+        let harness = besideBench("prefs-harness")
+        for row in try await cases.processStart(prefs: installedPrefs(arguments), harness: harness)
+        {
+            report(row)
+        }
     }
 
     if json {
@@ -145,4 +147,25 @@ func runBench() async throws {
             )
         }
     }
+}
+
+/// A program `swift build -c release` builds beside this one, or nil.
+func besideBench(_ name: String) -> URL? {
+    let url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        .appendingPathComponent(name)
+    return FileManager.default.isExecutableFile(atPath: url.path) ? url : nil
+}
+
+/// The `prefs` P12 measures, as it is installed: `--prefs PATH`, else the
+/// build `scripts/install.sh --build-only` leaves in `.build/install` (run
+/// from the package's directory), else the `prefs` beside this program.
+func installedPrefs(_ arguments: [String]) -> URL? {
+    if let position = arguments.firstIndex(of: "--prefs"), arguments.indices.contains(position + 1)
+    {
+        let given = URL(fileURLWithPath: arguments[position + 1])
+        return FileManager.default.isExecutableFile(atPath: given.path) ? given : nil
+    }
+    let installed = URL(fileURLWithPath: ".build/install/release/prefs").standardizedFileURL
+    if FileManager.default.isExecutableFile(atPath: installed.path) { return installed }
+    return besideBench("prefs")
 }

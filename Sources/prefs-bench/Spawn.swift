@@ -51,3 +51,18 @@ func spawnAndWait(_ path: String, _ arguments: [String]) throws -> (
     let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started)
     return (elapsed, (status >> 8) & 0xFF, lines)
 }
+
+extension FileHandle {
+    /// One line, read a byte at a time (the child's first line only).
+    func readLine() -> String? {
+        var bytes: [UInt8] = []
+        while true {
+            let byte = readData(ofLength: 1)
+            guard let first = byte.first else {
+                return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+            }
+            if first == 0x0A { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(first)
+        }
+    }
+}

@@ -1,8 +1,8 @@
 // prefs-bench: measures Preferences against Foundation's UserDefaults, the
 // hand-rolled JSONEncoder + atomic write, and the durable-replace floor, in
-// one run, as ratios (P1–P11 in Sources/Preferences/Preferences.docc/Performance.md).
+// one run, as ratios (P1–P12 in Sources/Preferences/Preferences.docc/Performance.md).
 //
-//   swift run -c release prefs-bench [--quick] [--json] [--only P2,P3]
+//   swift run -c release prefs-bench [--quick] [--json] [--only P2,P3] [--prefs PATH]
 //   swift run -c release prefs-bench --scaling [--chart scaling.svg]
 //   swift run -c release prefs-bench --profile-cold 2000   (for a profiler)
 //   swift run -c release prefs-bench --profile-import 10   (P7 imports, for a profiler)
