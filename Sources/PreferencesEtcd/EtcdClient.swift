@@ -1,6 +1,11 @@
 import Dispatch
-import Foundation
 import Preferences
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -191,7 +196,7 @@ final class EtcdClient: Sendable {
             // A full round without an answer: let an election finish before the next.
             if step > 0 && step % endpoints.count == 0 {
                 let pause = min(0.05 * Double(1 << min(step / endpoints.count - 1, 4)), remaining)
-                Thread.sleep(forTimeInterval: pause)
+                sleepThread(seconds: pause)
             }
             let attemptDeadline = min(deadline, .now() + attemptTimeout)
             let answer: EtcdAnswer
@@ -266,7 +271,7 @@ final class EtcdClient: Sendable {
         let said = endpoints.indices.map { index in
             "\(endpoints[index].absoluteString) (\(lastSaid[index] ?? "no answer"))"
         }
-        let seconds = String(format: "%g", configuration.timeout)
+        let seconds = String(cFormat: "%g", configuration.timeout)
         return PreferencesError.io(
             operation: operation, path: subject, code: ETIMEDOUT,
             message:

@@ -1,5 +1,10 @@
-import Foundation
 import Preferences
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Where an etcd cluster answers and how to sign in to it.
 ///
@@ -74,7 +79,7 @@ public struct EtcdConfiguration: Sendable, Equatable {
     ) throws {
         var endpoints: [URL] = []
         for part in list.split(separator: ",") {
-            let text = part.trimmingCharacters(in: .whitespaces)
+            let text = String(part).trimmingSpaces()
             guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
                 scheme == "http" || scheme == "https", url.host?.isEmpty == false
             else {
@@ -135,13 +140,13 @@ public struct EtcdCredentials: Sendable, Equatable {
             return nil
         }
         if let passwordFile {
-            let data: Data
+            let data: [UInt8]
             do {
-                data = try Data(contentsOf: URL(fileURLWithPath: passwordFile))
-            } catch {
+                data = try readWholeFile(passwordFile)
+            } catch PreferencesError.io(_, _, let code, let message) {
                 throw PreferencesError.io(
-                    operation: "read the etcd password file", path: passwordFile, code: 0,
-                    message: "\((error as NSError).localizedDescription)")
+                    operation: "read the etcd password file", path: passwordFile, code: code,
+                    message: message)
             }
             let text = String(decoding: data, as: UTF8.self)
             // Any line break ends the line: "\r\n" is one Character, never "\n".

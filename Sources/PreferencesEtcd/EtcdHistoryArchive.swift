@@ -1,4 +1,3 @@
-import Foundation
 import Preferences
 
 /// The etcd backend's history archive (H7, <doc:EtcdGuarantees>): one etcd

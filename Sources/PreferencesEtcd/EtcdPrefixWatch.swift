@@ -1,6 +1,11 @@
 import Dispatch
-import Foundation
 import Preferences
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A plain watch of every key under a prefix (the replicas,
 /// ``EtcdStorage/watchReplicas(_:)``): each line of the stream — created,

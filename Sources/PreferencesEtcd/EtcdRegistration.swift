@@ -1,6 +1,17 @@
 import Dispatch
-import Foundation
 import Preferences
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A replica's key bound to a lease (F2, `<doc:RollingOutAChange>` in the
 /// Preferences documentation): granted at registration, kept alive every

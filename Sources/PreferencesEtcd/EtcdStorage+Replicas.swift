@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 import Preferences
 
 /// Every program's manifest and the replicas, under the store's key (F1,

@@ -1,6 +1,11 @@
 import Dispatch
-import Foundation
 import Preferences
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -326,11 +331,11 @@ public final class EtcdStorage: PreferencesStorage {
             return known.conflicts
         }
         let ceiling = min(1 << min(conflicts, 5), 32)
-        Thread.sleep(forTimeInterval: Double.random(in: 0...Double(ceiling)) / 1000)
+        sleepThread(seconds: Double.random(in: 0...Double(ceiling)) / 1000)
     }
 
     static func mebibytes(_ bytes: Int) -> String {
-        String(format: "%g", Double(bytes) / 1_048_576)
+        String(cFormat: "%g", Double(bytes) / 1_048_576)
     }
 
     enum Outcome {

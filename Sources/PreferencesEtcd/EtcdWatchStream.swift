@@ -1,6 +1,11 @@
 import Dispatch
-import Foundation
 import Preferences
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One streaming `POST /v3/watch` on a store's key (E3, <doc:EtcdGuarantees>).
 ///
@@ -45,7 +50,7 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     /// Held while an event is delivered and while the watch is cancelled,
     /// so that no event reaches `onEvent` once ``cancel()`` has returned.
     /// Recursive: `onEvent` may cancel the watch it is called by.
-    private let delivery = NSRecursiveLock()
+    private let delivery = RecursiveLock()
     // The rest is touched only on `queue`.
     private var stream: (any EtcdLineStream)?
     /// The endpoint the current stream is on.
@@ -85,12 +90,12 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     }
 
     func cancel() {
-        delivery.lock()
-        let first = cancelled.withLock { cancelled in
-            defer { cancelled = true }
-            return !cancelled
+        let first = delivery.withLock {
+            cancelled.withLock { cancelled in
+                defer { cancelled = true }
+                return !cancelled
+            }
         }
-        delivery.unlock()
         guard first else { return }
         storage.watchStarted(false)
         queue.async { self.endStream() }
@@ -103,7 +108,7 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     func recentHistory() -> [String] {
         let (steps, next) = queue.sync { (history, historyNext) }
         return (steps[next...] + steps[..<next]).map {
-            String(format: "%.3f ", $0.seconds) + $0.step
+            String(cFormat: "%.3f ", $0.seconds) + $0.step
         }
     }
 
@@ -223,10 +228,10 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     /// Hands `event` to `onEvent` unless the watch has been cancelled; a
     /// ``cancel()`` meanwhile waits until it has been handed over.
     private func deliver(_ event: StorageWatchEvent) {
-        delivery.lock()
-        defer { delivery.unlock() }
-        guard !isCancelled else { return }
-        onEvent(event)
+        delivery.withLock {
+            guard !isCancelled else { return }
+            onEvent(event)
+        }
     }
 
     /// Reconnects after a pause that grows with each failure in a row (50 ms to 1 s).

@@ -1,4 +1,10 @@
-import Foundation
+import Preferences
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 // Waits with deadlines that never hold a thread of Swift's cooperative pool:
 // what every check of the contract, and the package's own tests, wait with.
@@ -80,7 +86,7 @@ package func onOwnThread<Value: Sendable>(
     let timeout = TestTime.scaled(timeout)
     return try await withCheckedThrowingContinuation { continuation in
         race.start(continuation)
-        Thread { race.finish(Result { try body() }) }.start()
+        startThread { race.finish(Result { try body() }) }
         race.setTimer(
             Task {
                 try? await Task.sleep(for: timeout)
@@ -120,21 +126,18 @@ extension Result where Failure == any Error {
     }
 }
 
-/// A value shared between threads in test helpers (an `NSLock`, a pthread
+/// A value shared between threads in test helpers (the store's pthread
 /// mutex, which ThreadSanitizer models; `Mutex` it does not).
 package final class LockedBox<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    package init(_ value: Value) { stored = value }
+    private let locked: Locked<Value>
+    package init(_ value: Value) { locked = Locked(value) }
     package var value: Value {
-        get { lock.lock(); defer { lock.unlock() }; return stored }
-        set { lock.lock(); stored = newValue; lock.unlock() }
+        get { locked.withLock { $0 } }
+        set { locked.withLock { $0 = newValue } }
     }
 
     /// Runs `body` with the value, holding the lock.
     package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&stored)
+        try locked.withLock(body)
     }
 }

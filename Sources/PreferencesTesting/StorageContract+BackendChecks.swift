@@ -1,4 +1,3 @@
-import Foundation
 import Preferences
 import Testing
 
@@ -295,7 +294,7 @@ extension StorageContract {
                     try storage.watch { event in
                         if returned.value { late.withLock { $0 += 1 } }
                         events.record(event)
-                        Thread.sleep(forTimeInterval: slowHandler)
+                        sleepThread(seconds: slowHandler)
                     }
                 }, "the backend returned no watch")
             // Cancelled below; this covers a check that fails before (a

@@ -1,4 +1,3 @@
-import Foundation
 import Preferences
 import Testing
 
@@ -123,7 +122,7 @@ extension StorageContract {
             storage: subject.otherHandle, corruption: .backupAndReset, liveReads: false)
         #expect(store.snapshot.values.isEmpty, "a reset store is not empty")
         let moved = store.problems.compactMap { problem -> String? in
-            guard let range = problem.message.range(of: "moved to ") else { return nil }
+            guard let range = problem.message.firstRange(of: "moved to ") else { return nil }
             return String(problem.message[range.upperBound...])
         }
         let place = try #require(moved.first, "no problem says where the corrupt document went")

@@ -1,6 +1,11 @@
-import Foundation
 import Preferences
 import Testing
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The contract every `PreferencesStorage` backend keeps, as
 /// one call a backend's tests make.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The `prefs` command-line tool: parses the arguments, runs one command
 /// against a preferences store, and returns the exit status.

@@ -1,4 +1,4 @@
-import Foundation
+import Preferences
 
 /// Where `prefs` writes: standard output for results, standard error for
 /// errors and warnings.
@@ -27,8 +27,8 @@ public struct ToolOutput: Sendable {
 
     /// The process's standard output and standard error.
     public static let terminal = ToolOutput(
-        standardOutput: { FileHandle.standardOutput.write(Data($0.utf8)) },
-        standardError: { FileHandle.standardError.write(Data($0.utf8)) })
+        standardOutput: { StandardStream.output.write($0) },
+        standardError: { StandardStream.error.write($0) })
 
     func print(_ line: String) { standardOutput(line + "\n") }
     func error(_ message: String) { standardError("prefs: error: \(message)\n") }

@@ -1,5 +1,10 @@
-import Foundation
 import Preferences
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What runs in the fresh process opened on a crash state: the store is
 /// opened as a restarted service opens it, with the real library, and the

@@ -1,5 +1,10 @@
-import Foundation
 import Preferences
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Runs a workload while recording, builds every crash state the models
 /// allow, and has a fresh process open each one.
@@ -109,25 +114,15 @@ struct Explorer {
     private func checkInChild(_ workload: Workload, _ directory: String, _ acknowledged: Int)
         throws -> [Violation]
     {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Bundle.main.executablePath!)
-        process.arguments = ["--check", workload.name, directory, String(acknowledged)]
         var environment = ProcessInfo.processInfo.environment
         environment["PREFS_CRASH_ARCHIVE_SETS"] =
             "\(Workload.archiveSets.lowerBound)-\(Workload.archiveSets.upperBound)"
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        // A store that hangs on a state is a violation, not a hung run.
-        DispatchQueue.global().asyncAfter(deadline: .now() + 120) {
-            if process.isRunning { process.terminate() }
-        }
-        let bytes = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let child = try CheckingProcess.run(
+            ["--check", workload.name, directory, String(acknowledged)],
+            environment: environment, timeout: 120)
         var violations: [Violation] = []
         var sawEnd = false
-        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+        for line in String(decoding: child.output, as: UTF8.self).split(separator: "\n") {
             if line == "checked" { sawEnd = true }
             guard line.hasPrefix("violation "), let colon = line.firstIndex(of: ":") else {
                 continue
@@ -135,14 +130,13 @@ struct Explorer {
             violations.append(
                 Violation(
                     invariant: String(line[line.index(line.startIndex, offsetBy: 10)..<colon]),
-                    detail: String(line[line.index(after: colon)...]).trimmingCharacters(
-                        in: .whitespaces)))
+                    detail: String(line[line.index(after: colon)...]).trimmingSpaces()))
         }
-        if !sawEnd || process.terminationStatus != 0 {
+        if !sawEnd || child.status != 0 {
             violations.append(
                 Violation(
                     invariant: Violation.opens,
-                    detail: "the checking process ended with status \(process.terminationStatus)"))
+                    detail: "the checking process ended with status \(child.status)"))
         }
         return violations
     }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A directory's contents: every file (with its bytes) and directory below
 /// it, by path relative to it.
@@ -25,9 +29,8 @@ struct FileTree: Hashable {
             for name in try manager.contentsOfDirectory(atPath: absolute) {
                 let path = directory.isEmpty ? name : directory + "/" + name
                 let full = root + "/" + path
-                var isDirectory: ObjCBool = false
-                guard manager.fileExists(atPath: full, isDirectory: &isDirectory) else { continue }
-                if isDirectory.boolValue {
+                guard let attributes = try? manager.attributesOfItem(atPath: full) else { continue }
+                if attributes[.type] as? FileAttributeType == .typeDirectory {
                     tree.entries[path] = .directory
                     pending.append(path)
                 } else {
@@ -53,7 +56,7 @@ struct FileTree: Hashable {
                     attributes: [.posixPermissions: 0o700])
             case .file(let bytes):
                 try manager.createDirectory(
-                    atPath: (full as NSString).deletingLastPathComponent,
+                    atPath: URL(fileURLWithPath: full).deletingLastPathComponent().path,
                     withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
                 guard manager.createFile(atPath: full, contents: Data(bytes)) else {
                     throw ExplorerError("cannot create \(full)")

@@ -1,4 +1,3 @@
-import Foundation
 import Preferences
 
 /// The table, in ALICE's form, and every violating state with what

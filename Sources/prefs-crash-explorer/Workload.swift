@@ -1,5 +1,10 @@
-import Foundation
 import Preferences
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One change a workload makes, and after which acknowledgement its call
 /// had returned.

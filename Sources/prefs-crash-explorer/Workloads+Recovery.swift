@@ -1,5 +1,10 @@
-import Foundation
 import Preferences
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Workloads of what a store does besides plain writes: migrating, moving
 /// its history to the archive, setting a corrupt file aside.

@@ -1,5 +1,10 @@
-import Foundation
 import Preferences
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Workloads of the files beside a store: its published manifest and the
 /// registrations of the processes that have it open.

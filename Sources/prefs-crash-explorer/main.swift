@@ -1,3 +1,6 @@
+import Dispatch
+import Preferences
+
 // prefs-crash-explorer: crash-state exploration in the manner of ALICE
 // (Pillai et al., OSDI 2014). Each workload runs while the Platform shim
 // records every call that changes the disk; for every crash point (after
@@ -9,8 +12,17 @@
 //   swift run -c release prefs-crash-explorer [--quick] [--workload NAME]
 //       [--model posix|ext4] [--exhaustive-limit N] [--trace]
 //   prefs-crash-explorer --check WORKLOAD DIRECTORY ACKNOWLEDGED   (the fresh process)
-import Foundation
-import Preferences
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 let finished = DispatchSemaphore(value: 0)
 nonisolated(unsafe) var status: Int32 = 0
@@ -18,7 +30,7 @@ Task.detached {
     do {
         status = try await runExplorer(Array(CommandLine.arguments.dropFirst()))
     } catch {
-        FileHandle.standardError.write(Data("prefs-crash-explorer: error: \(error)\n".utf8))
+        StandardStream.error.write("prefs-crash-explorer: error: \(error)\n")
         status = 2
     }
     finished.signal()
@@ -70,7 +82,8 @@ func runExplorer(_ arguments: [String]) async throws -> Int32 {
         index += 1
     }
     let scratch =
-        NSTemporaryDirectory() + "prefs-crash-\(ProcessInfo.processInfo.processIdentifier)"
+        FileManager.default.temporaryDirectory
+        .appendingPathComponent("prefs-crash-\(ProcessInfo.processInfo.processIdentifier)").path
     defer { try? FileManager.default.removeItem(atPath: scratch) }
     let clock = ContinuousClock()
     let start = clock.now
@@ -81,7 +94,7 @@ func runExplorer(_ arguments: [String]) async throws -> Int32 {
     let quickNames = ["set", "group-commit", "migration", "archive"]
     if names.isEmpty { names = quick ? quickNames : allNames }
     if let unknown = names.first(where: { !allNames.contains($0) }) {
-        FileHandle.standardError.write(Data("prefs-crash-explorer: no workload \(unknown)\n".utf8))
+        StandardStream.error.write("prefs-crash-explorer: no workload \(unknown)\n")
         return 2
     }
     if names.contains("archive") {
@@ -111,9 +124,8 @@ func runExplorer(_ arguments: [String]) async throws -> Int32 {
 }
 
 func usage() -> Int32 {
-    FileHandle.standardError.write(
-        Data(
-            "usage: prefs-crash-explorer [--quick] [--workload NAME] [--model posix|ext4] [--exhaustive-limit N] [--trace]\n"
-                .utf8))
+    StandardStream.error.write(
+        "usage: prefs-crash-explorer [--quick] [--workload NAME] [--model posix|ext4] [--exhaustive-limit N] [--trace]\n"
+    )
     return 2
 }

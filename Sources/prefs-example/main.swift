@@ -1,3 +1,7 @@
+import Dispatch
+import Preferences
+import PreferencesEtcd
+
 // prefs-example: a small settings-driven service.
 //
 // It shows the whole flow of the library:
@@ -15,10 +19,17 @@
 //
 //   swift run prefs-example [--seconds N]   (default 60; Ctrl-C stops it sooner)
 //   swift run prefs-example --etcd http://127.0.0.1:2379   (the suite in etcd, /prefs/example)
-import Dispatch
-import Foundation
-import Preferences
-import PreferencesEtcd
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 extension PreferenceKeys {
     static let greeting = PreferenceKey<String>(
@@ -31,8 +42,10 @@ extension PreferenceKeys {
         "audience", default: "world", help: "Who the greeting is for.")
 }
 
+/// Prints `line` at once, even when standard output is a pipe.
 func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    print(line)
+    fflush(nil)
 }
 
 let arguments = CommandLine.arguments

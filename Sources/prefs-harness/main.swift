@@ -1,3 +1,7 @@
+import Dispatch
+import Preferences
+import PreferencesEtcd
+
 // A child process for the test suite and the reliability harnesses: each
 // command drives the library the way a real service would, in its own
 // process, so tests can kill it, race it, or read what it acknowledged.
@@ -40,9 +44,17 @@
 // With PREFS_HARNESS_ETCD=ENDPOINTS in the environment, FILE is an etcd key
 // and every store command runs against that cluster instead of a file
 // (PREFS_HARNESS_REPLICA_TTL=SECONDS sets the replicas' lease TTL).
-import Foundation
-import Preferences
-import PreferencesEtcd
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 @main
 struct Harness {
@@ -51,18 +63,18 @@ struct Harness {
         do {
             try await run(arguments)
         } catch {
-            FileHandle.standardError.write(Data("prefs-harness: \(error)\n".utf8))
+            StandardStream.error.write("prefs-harness: \(error)\n")
             exit(1)
         }
     }
 
     static func say(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        StandardStream.output.write(line + "\n")
     }
 
     static func run(_ arguments: [String]) async throws {
         guard arguments.count >= 2 else {
-            FileHandle.standardError.write(Data("usage: prefs-harness COMMAND FILE …\n".utf8))
+            StandardStream.error.write("usage: prefs-harness COMMAND FILE …\n")
             exit(2)
         }
         let url = URL(fileURLWithPath: arguments[1])
@@ -111,8 +123,8 @@ struct Harness {
                 arguments.count > 3 && arguments[3] == "remove" ? .remove : .rename
             let crashAt = ProcessInfo.processInfo.environment["PREFS_HARNESS_CRASH_AT"]
             guard crashAt == nil || CrashPoint.allCases.map(\.rawValue).contains(crashAt!) else {
-                FileHandle.standardError.write(
-                    Data("prefs-harness: unknown PREFS_HARNESS_CRASH_AT \(crashAt!)\n".utf8))
+                StandardStream.error.write(
+                    "prefs-harness: unknown PREFS_HARNESS_CRASH_AT \(crashAt!)\n")
                 exit(2)
             }
             var migrations: [any PreferencesMigration] = [
@@ -132,9 +144,7 @@ struct Harness {
         case "maps":
             let store = try await openStore(url)
             try await store.set(PreferenceKey<Int>("counter", default: 0), 1)
-            // Read to the end: a file in /proc has no size to read up to.
-            let maps = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/self/maps"))
-            say(String(decoding: try maps.readToEnd() ?? Data(), as: UTF8.self))
+            say(String(decoding: try readWholeFile("/proc/self/maps"), as: UTF8.self))
         case "set-once":
             let store = try await openStore(url)
             try await store.set(PreferenceKey<Int>(arguments[2], default: 0), Int(arguments[3])!)
@@ -213,8 +223,7 @@ struct Harness {
             }
             say("inotify \(ProcessCensus.inotifyInstances()) threads \(ProcessCensus.threads())")
         default:
-            FileHandle.standardError.write(
-                Data("prefs-harness: unknown command \(arguments[0])\n".utf8))
+            StandardStream.error.write("prefs-harness: unknown command \(arguments[0])\n")
             exit(2)
         }
     }

@@ -1,5 +1,10 @@
-import Foundation
 import PrefsCLI
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 // `https` etcd endpoints are handed to prefs-tls: only it links TLS.
 let tool = PrefsTool(https: .handOffToPrefsTLS)

@@ -81,19 +81,33 @@ struct EtcdCredentialsTests {
     @Test func aPasswordFileThatCannotBeReadIsAnIOErrorNamingIt() throws {
         let directory = try TemporaryDirectory()
         // Missing, and a directory.
-        for path in [directory.file("missing").path, directory.path] {
+        for (path, errno) in [(directory.file("missing").path, ENOENT), (directory.path, EISDIR)] {
             #expect {
                 try EtcdCredentials.fromEnvironment(
                     ["PREFS_ETCD_USER": "maps", "PREFS_ETCD_PASSWORD": "secret"],
                     passwordFile: path)
             } throws: { error in
-                guard case PreferencesError.io(let operation, let named, _, _) = error else {
+                guard case PreferencesError.io(let operation, let named, let code, _) = error else {
                     return false
                 }
                 return operation == "read the etcd password file" && named == path
+                    && code == errno
             }
         }
         withExtendedLifetime(directory) {}
+    }
+
+    /// As `--etcd-password-file <(pass show etcd)` gives it.
+    @Test func aPasswordFileMayBeAPipe() throws {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        let text = Array("from-a-pipe\n".utf8)
+        #expect(write(ends[1], text, text.count) == text.count)
+        close(ends[1])
+        let credentials = try EtcdCredentials.fromEnvironment(
+            ["PREFS_ETCD_USER": "maps"], passwordFile: "/dev/fd/\(ends[0])")
+        #expect(credentials == EtcdCredentials(user: "maps", password: "from-a-pipe"))
     }
 
     @Test func aPasswordFileWithoutAUserIsAnInvalidValue() throws {

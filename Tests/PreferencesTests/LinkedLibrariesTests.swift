@@ -2,14 +2,15 @@ import Foundation
 import PreferencesTestSupport
 import Testing
 
-/// A service that keeps its settings in files loads no TLS: `https` for
-/// etcd is a library of its own (`PreferencesEtcdTLS`), which only a
-/// service using it links.
+/// A service that keeps its settings in files loads no TLS and no ICU:
+/// `https` for etcd is a library of its own (`PreferencesEtcdTLS`), which
+/// only a service using it links, and the library imports
+/// `FoundationEssentials`, not full Foundation.
 @Suite(
     .enabled(if: MappedLibraries.available, "needs /proc/PID/maps (Linux)"),
     .scaledTimeLimit(minutes: 2))
 struct LinkedLibrariesTests {
-    @Test func aServiceOnFilesMapsNoTLSLibraries() async throws {
+    @Test func aServiceOnFilesMapsNeitherTLSNorICU() async throws {
         let directory = try TemporaryDirectory()
         // prefs-harness links Preferences and PreferencesEtcd, as a service
         // that may use either does; here it opens a file and writes to it.
@@ -19,5 +20,6 @@ struct LinkedLibrariesTests {
         let libraries = MappedLibraries.parse(result.standardOutput)
         #expect(MappedLibraries.holdLibC(libraries), "\(result.standardOutput)")
         #expect(MappedLibraries.tlsLibraries(in: libraries) == [])
+        #expect(MappedLibraries.icuLibraries(in: libraries) == [])
     }
 }

@@ -2,9 +2,10 @@ import Foundation
 import PreferencesTestSupport
 import Testing
 
-/// `prefs` links no TLS: on a file or an `http` etcd endpoint it maps no
-/// `FoundationNetworking` and no libcurl; `prefs-tls`, which it hands
-/// `https` endpoints to, does.
+/// `prefs` links no TLS and no ICU: on a file or an `http` etcd endpoint it
+/// maps no `FoundationNetworking`, no libcurl, no `_FoundationICU` and no
+/// `FoundationInternationalization`; `prefs-tls`, which it hands `https`
+/// endpoints to, does.
 @Suite(
     .serialized, .takesTurns(.processes),
     .enabled(if: MappedLibraries.available, "needs /proc/PID/maps (Linux)"),
@@ -27,38 +28,44 @@ struct CLILinkedLibrariesTests {
         return libraries
     }
 
-    @Test func prefsOnAFileMapsNoTLSLibraries() async throws {
+    @Test func prefsOnAFileMapsNeitherTLSNorICU() async throws {
         let workspace = try CLIWorkspace()
         try await workspace.prefs("set", "a", "1")
         let libraries = try await librariesWatching(["--file", workspace.store.path])
         #expect(MappedLibraries.tlsLibraries(in: libraries) == [])
+        #expect(MappedLibraries.icuLibraries(in: libraries) == [])
 
         // Nor does its binary name any, for `get` or any other command.
         let linked = try await runProgram("/usr/bin/ldd", [productURL("prefs").path])
         #expect(linked.status == 0, "\(linked.standardError)")
         #expect(
-            MappedLibraries.tls.allSatisfy { !linked.standardOutput.contains($0) },
-            "\(linked.standardOutput)")
+            (MappedLibraries.tls + MappedLibraries.icu).allSatisfy {
+                !linked.standardOutput.contains($0)
+            }, "\(linked.standardOutput)")
     }
 
     @Test(.enabled(if: etcdAvailable, etcdUnavailableReason))
-    func prefsOnAnHTTPEtcdEndpointMapsNoTLSLibraries() async throws {
+    func prefsOnAnHTTPEtcdEndpointMapsNeitherTLSNorICU() async throws {
         let cluster = try await SharedEtcd.cluster()
         let etcd = ["--etcd", cluster.endpointList, "--key", uniqueKey("cli-maps")]
         let set = try await runChild("prefs", etcd + ["set", "a", "1"])
         #expect(set.status == 0, "\(set.standardError)")
         let libraries = try await librariesWatching(etcd)
         #expect(MappedLibraries.tlsLibraries(in: libraries) == [])
+        #expect(MappedLibraries.icuLibraries(in: libraries) == [])
     }
 
-    /// What the two tests above look for is there when TLS is linked.
-    @Test func prefsTLSMapsTheTLSLibraries() async throws {
+    /// What the two tests above look for is there when TLS is linked, and
+    /// with it full Foundation.
+    @Test func prefsTLSMapsTheTLSAndICULibraries() async throws {
         let workspace = try CLIWorkspace()
         try await workspace.prefs("set", "a", "1")
         let libraries = try await librariesWatching(
             ["--file", workspace.store.path], of: "prefs-tls")
-        let found = MappedLibraries.tlsLibraries(in: libraries)
-        for name in MappedLibraries.tls {
+        let found =
+            MappedLibraries.tlsLibraries(in: libraries)
+            + MappedLibraries.icuLibraries(in: libraries)
+        for name in MappedLibraries.tls + MappedLibraries.icu {
             #expect(found.contains { $0.contains("/" + name) }, "\(found)")
         }
     }

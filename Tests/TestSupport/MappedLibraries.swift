@@ -11,6 +11,11 @@ package enum MappedLibraries {
     /// the libcurl it is built on.
     package static let tls = ["libFoundationNetworking", "libcurl"]
 
+    /// The libraries that make up ICU on Linux: its data (`_FoundationICU`,
+    /// 40 MB) and `FoundationInternationalization`, which full Foundation
+    /// loads and `FoundationEssentials` does not.
+    package static let icu = ["lib_FoundationICU", "libFoundationInternationalization"]
+
     /// The path of every shared library mapped in process `pid`.
     package static func of(_ pid: Int32) throws -> Set<String> {
         // Read to the end: a file in /proc has no size to read up to.
@@ -38,9 +43,18 @@ package enum MappedLibraries {
 
     /// Those of `libraries` that belong to TLS (``tls``).
     package static func tlsLibraries(in libraries: Set<String>) -> [String] {
+        named(tls, in: libraries)
+    }
+
+    /// Those of `libraries` that belong to ICU (``icu``).
+    package static func icuLibraries(in libraries: Set<String>) -> [String] {
+        named(icu, in: libraries)
+    }
+
+    private static func named(_ names: [String], in libraries: Set<String>) -> [String] {
         libraries.filter { path in
             let name = path.split(separator: "/").last ?? ""
-            return tls.contains { name.hasPrefix($0) }
+            return names.contains { name.hasPrefix($0) }
         }.sorted()
     }
 }

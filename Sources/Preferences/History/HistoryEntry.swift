@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One committed change of a store: its sequence number, who made it, when,
 /// from where, and for each key it touched the value before and after

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The history kept of a store's changes, as of one moment.
 public struct StoreHistory: Sendable, Equatable {

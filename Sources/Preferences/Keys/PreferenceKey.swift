@@ -1,5 +1,3 @@
-import Foundation
-
 /// The namespace for your typed keys. Extend it with static properties:
 ///
 /// ```swift

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The binary form (`bplist00`): a header, objects, an offset table and a
 /// 32-byte trailer. Every offset and count is checked against the file, and

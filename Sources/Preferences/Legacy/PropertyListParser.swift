@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Reads Apple property lists, XML (`<?xml …?><plist>`) and binary
 /// (`bplist00`), into the same values.
@@ -156,16 +160,16 @@ private struct XMLPropertyList {
             }
             return .bool(element.name == "true")
         case "integer":
-            let literal = try text(element).trimmingCharacters(in: .whitespacesAndNewlines)
+            let literal = try text(element).trimmingWhitespace()
             return .int(try integer(literal, path: path, element: element))
         case "real":
-            let literal = try text(element).trimmingCharacters(in: .whitespacesAndNewlines)
+            let literal = try text(element).trimmingWhitespace()
             guard let number = Double(literal) else {
                 throw error("<real>\(at(path)) holds '\(literal)', which is not a number", element)
             }
             return .double(number)
         case "date":
-            let literal = try text(element).trimmingCharacters(in: .whitespacesAndNewlines)
+            let literal = try text(element).trimmingWhitespace()
             guard let date = isoDate(literal) else {
                 throw error("<date>\(at(path)) holds '\(literal)', which is not a date", element)
             }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A key manifest (7.5, <doc:CommandLineTool>): the keys a program declares, with their
 /// types, defaults, descriptions and allowed values, as a JSON file that
@@ -145,23 +149,19 @@ public struct PreferencesManifest: Sendable, Equatable {
         return JSONText.encode(document, pretty: true) + "\n"
     }
 
-    /// Writes ``jsonText`` to `url`, replacing the file atomically.
+    /// Writes ``jsonText`` to `url`, replacing the file atomically: a new
+    /// file (mode 0644), fsynced, renamed over the old one.
+    ///
+    /// - Throws: ``PreferencesError/io(operation:path:code:message:)``.
     public func write(to url: URL) throws {
-        do {
-            try Data(jsonText.utf8).write(to: url, options: .atomic)
-        } catch {
-            throw PreferencesError.io(
-                operation: "write", path: url.path,
-                code: Int32(truncatingIfNeeded: (error as NSError).code),
-                message: (error as NSError).localizedDescription)
-        }
+        _ = try Platform.replaceFile(url.path, with: Array(jsonText.utf8), mode: 0o644)
     }
 }
 
 extension String {
     /// "must be at most 20, not 25" → "must be at most 20", for messages that name the value first.
     fileprivate func droppingFoundValue() -> String {
-        guard let range = range(of: ", not ", options: .backwards) else { return self }
+        guard let range = ranges(of: ", not ").last else { return self }
         return String(self[..<range.lowerBound])
     }
 }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A migration that imports a legacy flat key source — a Java properties
 /// file, an Android SharedPreferences XML file, an Apple property list

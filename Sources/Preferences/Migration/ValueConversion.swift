@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A type that a migration converts stored or imported values into.
 ///
@@ -164,7 +168,7 @@ public struct ValueConversion: Sendable, CustomStringConvertible {
     }
 
     private static func trimmed(_ text: String) -> String {
-        text.trimmingCharacters(in: .whitespacesAndNewlines)
+        text.trimmingWhitespace()
     }
 
     /// Plain decimal notation only: `Double("0x1p3")` and `Double("inf")` parse,

@@ -11,12 +11,12 @@
 /// The store's shared state uses this rather than `Synchronization.Mutex`
 /// because ThreadSanitizer models pthread mutexes, but not the futex calls
 /// `Mutex` makes on Linux, and would otherwise report every access under
-/// the lock as a race.
-final class Locked<Value>: @unchecked Sendable {
+/// the lock as a race. The etcd backend and the test support share it.
+package final class Locked<Value>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -30,9 +30,38 @@ final class Locked<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with exclusive access to the value.
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
+    }
+}
+
+/// A `pthread_mutex_t` that the thread holding it may take again: a
+/// callback run under it may call back into what holds it.
+package final class RecursiveLock: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    package init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
+        pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` holding the lock.
+    package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
     }
 }

@@ -1,5 +1,3 @@
-import Foundation
-
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -30,17 +28,26 @@ extension Platform {
         guard try itemExists(path) else { return }
         var info = stat()
         if lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR {
-            do {
-                try FileManager.default.removeItem(atPath: path)
-                if DiskRecorder.isOn { DiskRecorder.record(.unlink(path: recordedAbsolute(path))) }
-            } catch {
-                throw PreferencesError.io(
-                    operation: "remove", path: path, code: 0,
-                    message: "\(error.localizedDescription)")
-            }
+            try removeTree(path)
+            if DiskRecorder.isOn { DiskRecorder.record(.unlink(path: recordedAbsolute(path))) }
             return
         }
         try remove(path)
+    }
+
+    /// Removes the directory at `path` and everything in it, links not
+    /// followed; recorded by the caller as one removal.
+    private static func removeTree(_ path: String) throws {
+        for name in try entryNames(path) {
+            let entry = path + "/" + name
+            var info = stat()
+            if lstat(entry, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR {
+                try removeTree(entry)
+            } else if unlink(entry) != 0 && errno != ENOENT {
+                throw ioError("remove", entry)
+            }
+        }
+        if rmdir(path) != 0 && errno != ENOENT { throw ioError("remove", path) }
     }
 
     /// Renames `source` to `target`, first removing a directory already at

@@ -68,6 +68,14 @@ enum Platform {
         #endif
     }
 
+    /// `EISDIR`: a directory where a file should be.
+    static let isADirectory: Int32 = EISDIR
+
+    /// Whether `code` is `EACCES` or `EPERM`: the caller lacks the right.
+    static func isPermissionDenied(_ code: Int32) -> Bool {
+        code == EACCES || code == EPERM
+    }
+
     static func message(for code: Int32) -> String {
         String(cString: strerror(code))
     }

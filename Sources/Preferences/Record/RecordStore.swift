@@ -1,5 +1,10 @@
-import Foundation
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A typed record stored field by field in a preferences file: the
 /// "proto-like" API (R1–R5, <doc:Records>), like Jetpack Proto DataStore's

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One process that has a store open (F2, <doc:RollingOutAChange>): where it
 /// runs, which program it is, the manifest it declared, and the last change

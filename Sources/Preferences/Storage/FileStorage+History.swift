@@ -1,5 +1,3 @@
-import Foundation
-
 /// The file backend's history archive: `<file>.history` beside the store's
 /// file, one entry of JSON a line, oldest first (<doc:HistoryAndUndo>).
 extension FileStorage {

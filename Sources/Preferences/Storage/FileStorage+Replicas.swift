@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 
 /// Registering the processes that have the store open (F2,
 /// <doc:RollingOutAChange>): one file per process in `NAME.replicas.d/`

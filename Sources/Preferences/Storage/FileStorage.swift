@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The file backend: one JSON file, replaced atomically and durably, shared
 /// safely between processes and users (S2, S3, S10, S13–S15, S19, <doc:StoreGuarantees>).
@@ -264,7 +268,7 @@ public final class FileStorage: PreferencesStorage, StoragePrivacy {
         let now = Platform.fileClockNow()
         guard let stamp = try Platform.fileStamp(target) else { return (.absent, generation, nil) }
         if stamp.isDirectory {
-            throw Platform.ioError("read", target, code: EISDIR)
+            throw Platform.ioError("read", target, code: Platform.isADirectory)
         }
         if !stamp.isRacy(at: now), let trusted = trustedStamp.withLock({ $0 }),
             trusted.stamp == stamp
@@ -310,7 +314,7 @@ public final class FileStorage: PreferencesStorage, StoragePrivacy {
     /// Running as root: who should own what the store creates (S14) — the
     /// file's owner, else the owner of the nearest existing directory.
     func ownerForNewFiles(target: String) throws -> (uid: UInt32, gid: UInt32)? {
-        guard geteuid() == 0 else { return nil }
+        guard Platform.isEffectivelyRoot else { return nil }
         if let stamp = try? Platform.fileStamp(target) { return (stamp.uid, stamp.gid) }
         var directory = Platform.parentDirectory(of: target)
         while true {
@@ -380,7 +384,7 @@ public final class FileStorage: PreferencesStorage, StoragePrivacy {
             do {
                 try Platform.syncDirectory(current)
             } catch PreferencesError.io(let operation, _, let code, _)
-                where operation == "open directory" && (code == EACCES || code == EPERM)
+                where operation == "open directory" && Platform.isPermissionDenied(code)
             {
                 // A directory the caller may pass through but not read (mode
                 // 0711) cannot be fsynced by it; its entry is its owner's.

@@ -1,5 +1,10 @@
-import Foundation
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A backend that keeps the document in memory: for tests of code that uses
 /// Preferences, and for settings that need not outlive the process.

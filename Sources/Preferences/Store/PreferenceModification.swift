@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// When a stored key was last changed, and by whom (S18, <doc:StoreGuarantees>).
 ///

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Where a named suite's file lives (7.1, <doc:CommandLineTool>), shared by
 /// the library and `prefs`.

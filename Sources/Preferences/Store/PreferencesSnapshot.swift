@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// An immutable view of the store at one moment: the stored values, the
 /// data version, the defaults that apply to keys that are not stored, and

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Values that hold until a time, then give way to the stored ones by
 /// themselves (A4, <doc:ChangingSettingsSafely>).

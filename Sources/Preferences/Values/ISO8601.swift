@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Dates in the file are ISO 8601 UTC strings (<doc:FileFormat>).
 ///
@@ -6,7 +10,7 @@ import Foundation
 /// so a date read back equals the date written: `2026-11-29T16:11:08Z`, or
 /// `2026-11-29T16:11:08.25Z`. The reader also accepts `±HH:MM` offsets and a
 /// date alone (`2026-11-29`, midnight UTC).
-enum ISO8601 {
+package enum ISO8601 {
     private static let referenceOffset: Int64 = 978_307_200  // 1970 → 2001
 
     /// The first and last second the file format can hold: years 0000–9999.
@@ -62,7 +66,8 @@ enum ISO8601 {
         Double("0." + digits)
     }
 
-    static func parse(_ text: String) -> Date? {
+    /// The date `text` denotes, or nil when it is not one of the forms above.
+    package static func parse(_ text: String) -> Date? {
         let bytes = Array(text.utf8)
         var index = 0
         func number(_ count: Int) -> Int? {

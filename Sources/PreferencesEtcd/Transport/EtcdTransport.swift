@@ -1,6 +1,11 @@
 import Dispatch
-import Foundation
 import Preferences
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// How the client reaches one endpoint: a request and its answer, or a
 /// long-lived stream of lines (the watch).

@@ -1,5 +1,11 @@
 import Dispatch
-import Foundation
+import Preferences
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `http://` endpoints over ``HTTPConnection``: plain HTTP/1.1 on TCP,
 /// with idle connections kept per endpoint and reused.
@@ -73,7 +79,7 @@ package final class SocketTransport: EtcdTransport {
         let stream = SocketLineStream()
         let (host, port, _) = Self.address(endpoint)
         let requestPath = Self.requestPath(endpoint, path)
-        let thread = Thread {
+        startThread {
             let cancelled = { stream.isCancelled }
             do {
                 let connection = try HTTPConnection.open(
@@ -108,8 +114,6 @@ package final class SocketTransport: EtcdTransport {
                 if !stream.isCancelled { onEnd("\(error)") }
             }
         }
-        thread.name = "preferences.etcd.watch-stream"
-        thread.start()
         return stream
     }
 }

@@ -1,5 +1,10 @@
-import Foundation
 import Preferences
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `prefs apply FILE [--dry-run] [--prune]`: makes the store hold the
 /// values FILE holds, in one change (its row in the commands table of

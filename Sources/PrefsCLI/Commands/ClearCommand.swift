@@ -1,3 +1,5 @@
+import Preferences
+
 /// `prefs clear`: removes every stored key.
 struct ClearCommand: PrefsCommand {
     static let name = "clear"

@@ -1,5 +1,10 @@
-import Foundation
 import Preferences
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `prefs diff FILE [--prune]`: how the store differs from the values FILE
 /// holds (its row in the commands table, and 7.3, in

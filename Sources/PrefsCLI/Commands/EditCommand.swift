@@ -1,4 +1,3 @@
-import Foundation
 import Preferences
 
 /// `prefs edit`: the stored values in `$VISUAL`, else `$EDITOR`, else `vi`,

@@ -1,5 +1,10 @@
-import Foundation
 import Preferences
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `prefs import PATH --format FORMAT [--encoding E] [--prefix P] [--overwrite]`.
 ///

@@ -1,5 +1,10 @@
-import Foundation
 import Preferences
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `prefs log [KEY ...] [-n N] [--since SEQ|TIME] [--json]`: the changes the
 /// store's history keeps, newest first, one a line.

@@ -1,4 +1,3 @@
-import Foundation
 import Preferences
 
 /// `prefs replicas [--json]`: the processes that have the store open (F3 in
@@ -53,7 +52,7 @@ struct ReplicasCommand: PrefsCommand {
         for row in rows {
             let cells = row.enumerated().map { column, cell in
                 column == row.count - 1
-                    ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                    ? cell : cell + String(repeating: " ", count: widths[column] - cell.count)
             }
             context.output.print(cells.joined(separator: "  "))
         }

@@ -1,4 +1,3 @@
-import Foundation
 import Preferences
 
 /// `prefs restore --to SEQ|TIME [--dry-run]`: makes the store hold what it

@@ -1,5 +1,10 @@
-import Foundation
 import Preferences
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `prefs watch [KEY ...]`: the current values, then one JSON line per
 /// change, until SIGINT or SIGTERM.

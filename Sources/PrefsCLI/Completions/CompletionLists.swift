@@ -1,6 +1,11 @@
-import Foundation
 import Preferences
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The suite names and keys the completion scripts offer, which `prefs
 /// completions --list` prints when Tab is pressed.
@@ -25,11 +30,7 @@ enum CompletionLists {
             guard name.hasSuffix(".json"), !name.hasSuffix(".keys.json") else { return nil }
             let suite = String(name.dropLast(".json".count))
             guard (try? PreferencesLocation.validate(suite: suite)) != nil else { return nil }
-            var isDirectory: ObjCBool = false
-            let path = directory.appendingPathComponent(name).path
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory),
-                !isDirectory.boolValue
-            else { return nil }
+            guard isRegularFile(directory.appendingPathComponent(name).path) else { return nil }
             return suite
         }
         return suites.sortedByBytes()

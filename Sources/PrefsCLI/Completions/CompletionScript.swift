@@ -145,6 +145,6 @@ enum CompletionScript {
 
     /// `text` in single quotes for bash and zsh: `it's` → `'it'\''s'`.
     static func quoted(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+        "'" + text.replacing("'", with: #"'\''"#) + "'"
     }
 }

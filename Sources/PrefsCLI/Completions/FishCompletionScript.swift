@@ -92,8 +92,7 @@ enum FishCompletionScript {
 
     /// `text` in fish's single quotes: `it's` → `'it\'s'`.
     private static func quoted(_ text: String) -> String {
-        let escaped = text.replacingOccurrences(of: "\\", with: "\\\\")
-            .replacingOccurrences(of: "'", with: "\\'")
+        let escaped = text.replacing("\\", with: "\\\\").replacing("'", with: "\\'")
         return "'" + escaped + "'"
     }
 

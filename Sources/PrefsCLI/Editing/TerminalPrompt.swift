@@ -1,3 +1,5 @@
+import Preferences
+
 /// The question `prefs edit` asks on a terminal when the edited copy cannot
 /// be written: show the problem, then `edit again? [Y/n]`.
 struct TerminalPrompt: Sendable {
@@ -22,14 +24,5 @@ struct TerminalPrompt: Sendable {
             default: output.standardError("please answer y or n\n")
             }
         }
-    }
-}
-
-extension String {
-    /// The string without spaces, tabs or newlines at either end.
-    fileprivate func trimmingWhitespace() -> Substring {
-        let start = firstIndex { !$0.isWhitespace } ?? endIndex
-        let end = lastIndex { !$0.isWhitespace }.map(index(after:)) ?? start
-        return self[start..<end]
     }
 }

@@ -1,5 +1,10 @@
-import Foundation
 import Preferences
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A point in a store's history as `log --since` and `restore --to` take
 /// it: a change's sequence number (`412`), or an ISO 8601 time
@@ -51,17 +56,6 @@ enum HistoryPoint: Sendable, Equatable {
         guard case .string(let normal)? = try? PreferenceValueType.date.parse(text, forKey: ""),
             normal.hasSuffix("Z")
         else { return nil }
-        var whole = String(normal.dropLast())
-        var fraction = 0.0
-        if let dot = whole.firstIndex(of: ".") {
-            guard let value = Double("0" + whole[dot...]) else { return nil }
-            fraction = value
-            whole = String(whole[..<dot])
-        }
-        // Whole seconds are exact in any reader; the fraction is added as
-        // the library adds it.
-        guard let seconds = ISO8601DateFormatter().date(from: whole + "Z") else { return nil }
-        return Date(
-            timeIntervalSinceReferenceDate: seconds.timeIntervalSinceReferenceDate + fraction)
+        return ISO8601.parse(normal)
     }
 }

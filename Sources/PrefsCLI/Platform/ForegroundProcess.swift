@@ -1,4 +1,3 @@
-import Foundation
 import Preferences
 
 #if canImport(Glibc)
@@ -133,6 +132,6 @@ enum ForegroundProcess {
 /// returns its result.
 func awaitBlocking<Value: Sendable>(_ body: @escaping @Sendable () -> Value) async -> Value {
     await withCheckedContinuation { continuation in
-        Thread { continuation.resume(returning: body()) }.start()
+        startThread { continuation.resume(returning: body()) }
     }
 }

@@ -1,3 +1,5 @@
+import Preferences
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -12,7 +14,7 @@ enum SiblingExecutable {
     /// `prefs-tls` installed beside the real file), or nil when this
     /// process's executable cannot be found.
     static func path(_ name: String) -> String? {
-        guard let executable = ownExecutable(), let slash = executable.lastIndex(of: "/") else {
+        guard let executable = ownExecutablePath(), let slash = executable.lastIndex(of: "/") else {
             return nil
         }
         return String(executable[...slash]) + name
@@ -27,25 +29,5 @@ enum SiblingExecutable {
         defer { words.forEach { free($0) } }
         execv(path, words + [nil])
         return String(cString: strerror(errno))
-    }
-
-    /// The absolute path of this process's executable: `/proc/self/exe`
-    /// on Linux, `_NSGetExecutablePath` made real on Darwin.
-    private static func ownExecutable() -> String? {
-        #if canImport(Darwin)
-            var size = UInt32(0)
-            _ = _NSGetExecutablePath(nil, &size)
-            var given = [CChar](repeating: 0, count: Int(size) + 1)
-            guard _NSGetExecutablePath(&given, &size) == 0,
-                let real = realpath(given, nil)
-            else { return nil }
-            defer { free(real) }
-            return String(cString: real)
-        #else
-            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-            guard count > 0 else { return nil }
-            return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        #endif
     }
 }

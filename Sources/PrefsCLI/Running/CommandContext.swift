@@ -1,5 +1,10 @@
-import Foundation
 import Preferences
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What a command on a store runs with: the resolved store (a file, or a
 /// key in etcd), the key manifest in force, and the output.

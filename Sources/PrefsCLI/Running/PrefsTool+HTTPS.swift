@@ -1,4 +1,4 @@
-import Foundation
+import Preferences
 import PreferencesEtcd
 
 extension PrefsTool {
@@ -47,7 +47,7 @@ extension PrefsTool {
                     $0.drop(while: \.isWhitespace).lowercased().hasPrefix("https:")
                 })
             else { return }
-            let shown = endpoint.trimmingCharacters(in: .whitespaces)
+            let shown = String(endpoint).trimmingSpaces()
             guard let path = SiblingExecutable.path(Self.tlsProgram) else {
                 throw CommandFailure(
                     .ioError,

@@ -1,4 +1,3 @@
-import Foundation
 import Preferences
 
 /// `--wait [TIMEOUT]` (F4 in

@@ -1,4 +1,3 @@
-import Foundation
 import Preferences
 import Synchronization
 
@@ -121,7 +120,7 @@ final class SecretRedaction: Sendable {
         }
         // Longest first, so a quoted value goes before the text inside it.
         return texts.sorted { $0.count > $1.count }.reduce(message) { message, text in
-            message.replacingOccurrences(of: text, with: Self.marker)
+            message.replacing(text, with: Self.marker)
         }
     }
 

@@ -1,6 +1,11 @@
-import Foundation
 import Preferences
 import PreferencesEtcd
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The store the commands work on, resolved once from the global options and
 /// the environment: a key in etcd (`--etcd`, or `$PREFS_ETCD_ENDPOINTS`

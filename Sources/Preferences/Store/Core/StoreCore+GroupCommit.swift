@@ -1,5 +1,10 @@
-import Foundation
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Edits and group commit (S4, S5, <doc:StoreGuarantees>): edits wait in a
 /// queue; one write applies every edit waiting when it starts, and takes in

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Numbered changes and their history entries (H1–H4, <doc:HistoryAndUndo>).
 ///

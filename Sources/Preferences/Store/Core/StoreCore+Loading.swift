@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Opening, reloading and the corruption policy (S8, S17,
 /// <doc:StoreGuarantees>).
@@ -203,7 +207,7 @@ extension StoreCore {
                 guard case .corrupted = error else { throw error }
                 notifyProblemWatchers()
                 guard let pause = pauses.popFirst() else { throw error }
-                Thread.sleep(forTimeInterval: pause)
+                sleepThread(seconds: pause)
             }
         }
     }

@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 
 /// Registering this process as a replica of the store while a handle with
 /// live reads is open, and reporting the last change it has applied (F2,

@@ -1,5 +1,10 @@
 import Dispatch
-import Foundation
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Temporary values (A4, <doc:ChangingSettingsSafely>): what a write stores
 /// for them, and the moment each ends, when reads and feeds go back to the

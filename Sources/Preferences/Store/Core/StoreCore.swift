@@ -1,6 +1,11 @@
 import Dispatch
-import Foundation
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The shared state behind every ``PreferencesStore`` handle on one
 /// document (S9, <doc:StoreGuarantees>): the snapshot that reads use, the
