@@ -1,6 +1,11 @@
-import Foundation
 import Preferences
 import Testing
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The rules of each capability a backend offers — its opening, history
 /// archive, manifests, replicas and privacy — checked by calling the
