@@ -60,21 +60,9 @@ struct ChangeRecord: Sendable, Hashable {
     }
 
     /// Writes ``storedValue`` as the file has it, as a member of `modified`
-    /// (pretty-printed at indent 2), with the same bytes as `JSONText`
-    /// writes for it: the members' names are already in the order of
-    /// their bytes.
+    /// (pretty-printed at indent 2).
     func write(into out: inout [UInt8]) {
-        out.append(contentsOf: "{\n      \"at\" : ".utf8)
-        JSONText.writeString(at, into: &out)
-        out.append(contentsOf: ",\n      \"by\" : ".utf8)
-        JSONText.writeString(by, into: &out)
-        out.append(contentsOf: ",\n      \"program\" : ".utf8)
-        JSONText.writeString(program, into: &out)
-        if let sudoUser {
-            out.append(contentsOf: ",\n      \"sudo_user\" : ".utf8)
-            JSONText.writeString(sudoUser, into: &out)
-        }
-        out.append(contentsOf: "\n    }".utf8)
+        JSONText.write(storedValue, into: &out, pretty: true, indent: 2)
     }
 
     /// The public form; nil when `at` is not an ISO 8601 time.

@@ -149,29 +149,12 @@ public struct HistoryEntry: Sendable, Hashable, CustomStringConvertible {
 
     // MARK: The stored form
 
-    /// The entry as one JSON object (see the type's description).
+    /// The entry as one JSON object (see the type's description): its
+    /// ``jsonText``, parsed.
     public var jsonValue: PreferenceValue {
-        var fields: [String: PreferenceValue] = [
-            "sequence": .int(sequence), "at": .string(timestamp), "by": .string(user),
-            "program": .string(program), "host": .string(host),
-        ]
-        fields["sudo_user"] = sudoUser.map(PreferenceValue.string)
-        fields["cause"] = cause.map(PreferenceValue.string)
-        var changed: [String: PreferenceValue] = [:]
-        for (key, change) in changes {
-            var pair: [String: PreferenceValue] = [:]
-            pair["old"] = change.old
-            pair["new"] = change.new
-            pair["old_size"] = change.oldSize.map { .int(Int64($0)) }
-            pair["new_size"] = change.newSize.map { .int(Int64($0)) }
-            if change.secret { pair["secret"] = true }
-            changed[key] = .object(pair)
-        }
-        fields["changes"] = .object(changed)
-        if let versionOld, let versionNew {
-            fields["version"] = ["old": .int(Int64(versionOld)), "new": .int(Int64(versionNew))]
-        }
-        return .object(fields)
+        // The text is valid JSON, at any depth: `.null` is never returned.
+        (try? JSONText.parse(Array(jsonText.utf8), source: "history entry", maxDepth: .max))
+            ?? .null
     }
 
     /// Reads an entry's JSON object; nil when it is not one.
@@ -285,8 +268,9 @@ public struct HistoryEntry: Sendable, Hashable, CustomStringConvertible {
         self.init(jsonValue: value)
     }
 
+    /// Whether the two entries are stored as the same text.
     public static func == (lhs: HistoryEntry, rhs: HistoryEntry) -> Bool {
-        lhs.jsonValue == rhs.jsonValue
+        lhs.jsonText == rhs.jsonText
     }
 
     public func hash(into hasher: inout Hasher) {
