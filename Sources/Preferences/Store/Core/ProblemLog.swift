@@ -66,31 +66,37 @@ extension StoreCore {
         state.withLock { $0.problems.all }
     }
 
+    /// Changes the state under its lock, then tells the problem watchers
+    /// if the problems changed: every change to ``State/problems`` is made
+    /// through here, so none goes unnoticed.
+    @discardableResult
+    func changeProblems<Result>(_ change: (inout State) throws -> Result) rethrows -> Result {
+        defer { notifyProblemWatchers() }
+        return try state.withLock(change)
+    }
+
     /// Notes that the stored value of `key` did not decode as the key's type.
     func reportMismatch(key: String, error: PreferencesError) {
-        state.withLock { state in
+        changeProblems { state in
             state.problems.mismatches[key] = PreferencesProblem(
                 key: key, message: error.description)
         }
-        notifyProblemWatchers()
     }
 
     /// Notes a record field that did not decode. Filed under the top-level
     /// key, so the problem is dropped when that key's stored value changes.
     func reportRecordProblem(field: String, _ problem: PreferencesProblem) {
-        state.withLock { $0.problems.mismatches[field] = problem }
-        notifyProblemWatchers()
+        changeProblems { $0.problems.mismatches[field] = problem }
     }
 
     /// Lists notes left by committed edits among the problems.
     func keep(_ reports: [PreferencesProblem]) {
-        state.withLock { $0.problems.keep(reports) }
-        notifyProblemWatchers()
+        changeProblems { $0.problems.keep(reports) }
     }
 
     /// Tells problem watchers about the current problems if they changed
     /// since the last notice. Cheap when nobody watches.
-    func notifyProblemWatchers() {
+    private func notifyProblemWatchers() {
         let delivery = state.withLock {
             state -> (
                 [PreferencesProblem], UInt64, [@Sendable ([PreferencesProblem], UInt64) -> Void]

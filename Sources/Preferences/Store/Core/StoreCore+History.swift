@@ -178,7 +178,7 @@ extension StoreCore {
     /// readable by others until now.
     func keepPrivate() throws {
         guard let privacy = storage.privacy, try privacy.keepPrivate() else { return }
-        state.withLock { state in
+        changeProblems { state in
             let message =
                 "\(storage.location) holds secret values and was readable by others: it is now readable by its owner only"
             let problem = PreferencesProblem(key: nil, message: message)
@@ -186,6 +186,5 @@ extension StoreCore {
                 state.problems.keep([problem])
             }
         }
-        notifyProblemWatchers()
     }
 }

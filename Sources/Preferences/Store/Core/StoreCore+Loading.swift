@@ -34,17 +34,14 @@ extension StoreCore {
             }
             switch opened {
             case .success(true)?:
-                notifyProblemWatchers()
                 return reader
             case .failure(let error)?:
-                notifyProblemWatchers()
                 throw error
             default:
                 break
             }
         }
         return try await queue.run {
-            defer { self.notifyProblemWatchers() }
             try self.load(policy: corruption)
             if !migrations.isEmpty { try self.migrate(migrations) }
             return reader
@@ -120,7 +117,7 @@ extension StoreCore {
         guard let place = try storage.setAsideCorrupt(contents, stamp: Self.timestamp()) else {
             return nil
         }
-        state.withLock {
+        changeProblems {
             $0.problems.recovery.append(
                 PreferencesProblem(
                     key: nil, message: "\(error.description); the file was moved to \(place)"))
@@ -154,7 +151,7 @@ extension StoreCore {
     func apply(_ contents: StoredContents, policy: CorruptionPolicy?) throws {
         do {
             let document = try decode(contents)
-            state.withLock { $0.problems.file = [] }
+            changeProblems { $0.problems.file = [] }
             publish(document, revision: contents.revision)
         } catch let error as PreferencesError {
             guard case .corrupted = error else { throw error }
@@ -168,7 +165,7 @@ extension StoreCore {
                 }
                 publish(document, revision: revision)
             } else {
-                state.withLock {
+                changeProblems {
                     $0.problems.file = [
                         PreferencesProblem(
                             key: nil, message: "\(error.description); keeping the last good values")
@@ -200,12 +197,9 @@ extension StoreCore {
         while true {
             do {
                 try refreshIfChanged(policy: nil)
-                // A problem reported by an earlier attempt is gone now.
-                if pauses.count < Self.corruptRereadPauses.count { notifyProblemWatchers() }
                 return
             } catch let error as PreferencesError {
                 guard case .corrupted = error else { throw error }
-                notifyProblemWatchers()
                 guard let pause = pauses.popFirst() else { throw error }
                 sleepThread(seconds: pause)
             }
@@ -214,9 +208,6 @@ extension StoreCore {
 
     /// Re-reads the storage now (for callers without a change feed).
     func reload() async throws {
-        try await queue.run {
-            defer { self.notifyProblemWatchers() }
-            try self.refreshIfChanged(policy: nil)
-        }
+        try await queue.run { try self.refreshIfChanged(policy: nil) }
     }
 }

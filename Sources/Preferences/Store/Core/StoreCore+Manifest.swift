@@ -31,8 +31,7 @@ extension StoreCore {
                 PreferencesProblem(
                     key: nil, message: "the key manifest could not be published: \(error)"))
         }
-        state.withLock { $0.problems.manifest = problems }
-        notifyProblemWatchers()
+        changeProblems { $0.problems.manifest = problems }
         reportManifest(declared.digest)
     }
 }

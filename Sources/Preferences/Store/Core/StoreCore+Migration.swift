@@ -64,7 +64,6 @@ extension StoreCore {
                         message: "clean-up of migration '\(migration.name)' failed: \(error)"))
             }
         }
-        state.withLock { $0.problems.migration = problems }
-        notifyProblemWatchers()
+        changeProblems { $0.problems.migration = problems }
     }
 }

@@ -38,8 +38,7 @@ extension StoreCore {
     fileprivate func registerReplica(failures: Int = 0) {
         guard state.withLock({ $0.watching.liveReaders > 0 }) else {
             // Nobody wants it any more: neither the registration nor its problem.
-            state.withLock { $0.problems.registration = nil }
-            return notifyProblemWatchers()
+            return changeProblems { $0.problems.registration = nil }
         }
         guard replica.withLock({ $0 == nil }) else { return }
         var me = PreferencesReplica.current()
@@ -56,10 +55,10 @@ extension StoreCore {
                 return nil
             }
             stale?.close()
-            state.withLock { $0.problems.registration = nil }
+            changeProblems { $0.problems.registration = nil }
         } catch {
             let pause = Self.registrationRetryPause(after: failures + 1)
-            state.withLock {
+            changeProblems {
                 $0.problems.registration = PreferencesProblem(
                     key: nil,
                     message: "this process could not register itself: \(error); "
@@ -73,7 +72,6 @@ extension StoreCore {
                 self.queue.submit { self.registerReplica(failures: failures + 1) }
             }
         }
-        notifyProblemWatchers()
     }
 
     /// Ends the registration (the last live reader has gone).

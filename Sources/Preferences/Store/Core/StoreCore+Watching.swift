@@ -98,11 +98,10 @@ extension StoreCore {
 
     /// Lists an interrupted watch among the problems; the state stays as last known.
     private func watchInterrupted(_ error: PreferencesError) {
-        state.withLock {
+        changeProblems {
             $0.problems.watch = PreferencesProblem(
                 key: nil, message: "\(error.description); showing the last known values")
         }
-        notifyProblemWatchers()
     }
 
     /// Re-reads after a change signalled by the watch. Errors are kept as
@@ -112,9 +111,8 @@ extension StoreCore {
     /// as long as the store is watched: the last change before a quiet spell
     /// is never left unread.
     func reloadFromWatcher(_ watched: StoredContents? = nil) {
-        defer { notifyProblemWatchers() }
         do {
-            state.withLock { $0.problems.watch = nil }
+            changeProblems { $0.problems.watch = nil }
             // The watch's contents are used only while they are the newest
             // the backend knows; an older event (overtaken by our own write)
             // must not roll the state back, so then read.
@@ -126,13 +124,13 @@ extension StoreCore {
                 try refreshIfChanged(policy: nil)
             }
             // Read through, or found unchanged: an earlier failure is over.
-            state.withLock {
+            changeProblems {
                 $0.watching.retries = 0
                 $0.problems.file = []
             }
         } catch let error as PreferencesError {
             if case .corrupted = error { return }
-            state.withLock {
+            changeProblems {
                 $0.problems.file = [PreferencesProblem(key: nil, message: error.description)]
             }
             retryReloadLater()

@@ -122,7 +122,7 @@ final class StoreCore: Sendable {
                 return
             }
         }
-        let (snapshot, generation, subscribers, replaced) = state.withLock { state in
+        let (snapshot, generation, subscribers, replaced) = changeProblems { state in
             let old = state.current.snapshot
             state.current.revision = revision
             state.current.snapshot = PreferencesSnapshot(
@@ -138,7 +138,6 @@ final class StoreCore: Sendable {
         // The replaced values are freed here, outside the lock (also O(n)).
         withExtendedLifetime(replaced) {}
         for subscriber in subscribers { subscriber.deliver(snapshot, generation) }
-        notifyProblemWatchers()
         reportApplied()
         if !snapshot.document.temporary.isEmpty { scheduleTemporaryEnd(of: snapshot) }
     }
