@@ -16,15 +16,19 @@ import Synchronization
 ///
 /// | concern | file | state |
 /// |---|---|---|
+/// | one core per document in the process | `StoreRegistry.swift` | (its own) |
 /// | the order of storage work | `StoreQueue.swift` | (its own) |
 /// | reads and publishing a new state | this file | ``State/current`` |
 /// | opening, reloading, corruption | `StoreCore+Loading.swift` | ``State/current`` |
 /// | edits and group commit | `StoreCore+GroupCommit.swift` | ``State/edits`` |
 /// | migrations | `StoreCore+Migration.swift` | — |
 /// | one write, and its attempts | `StoreCore+Write.swift` | — |
+/// | history entries, the archive, secrets | `StoreCore+History.swift` | ``State/secrets`` |
+/// | temporary values and their end | `StoreCore+Temporary.swift` | ``State/current`` |
 /// | the watch, live reads, feeds | `StoreCore+Watching.swift` | ``State/watching`` |
 /// | problems | `ProblemLog.swift` | ``State/problems`` |
 /// | the published manifest | `StoreCore+Manifest.swift` | ``State/declared`` |
+/// | this process's registration as a replica | `StoreCore+Replica.swift` | ``replica`` |
 ///
 /// All storage I/O goes through ``queue``, one piece at a time. The storage
 /// is watched while a handle with live reads is open (S16) or a change feed
