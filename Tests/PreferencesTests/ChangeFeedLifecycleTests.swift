@@ -12,8 +12,11 @@ import Testing
 /// Darwin). The tests count exactly those, ``watchDescriptors(in:)``,
 /// against what one watcher costs, measured by ``costOfOneWatcher(on:in:)``.
 /// The process's other descriptors come and go with the suites running
-/// beside (their children's pipes, their own files), so they are left out.
-/// The counts and watches are read in /proc/self; the tests run one at a time.
+/// beside (their children's pipes, their own files, the inotify instance
+/// each replica wait opens for its registrations), so they are left out:
+/// an inotify instance counts when it is the shared one or watches this
+/// test's directory. The counts and watches are read in /proc/self; the
+/// tests run one at a time.
 @Suite(
     .serialized, .scaledTimeLimit(minutes: 5),
     .enabled(
@@ -24,8 +27,16 @@ struct ChangeFeedLifecycleTests {
     /// descriptors on `directory` or anything in it.
     static func watchDescriptors(in directory: TemporaryDirectory) -> [Int32: String] {
         let root = directory.url.resolvingSymlinksInPath().path
-        return openDescriptors().filter { _, target in
-            target == "anon_inode:inotify" || target == root || target.hasPrefix(root + "/")
+        #if canImport(Glibc) || canImport(Musl)
+            let shared = DirectoryWatchHub.shared.descriptor
+        #else
+            let shared: Int32? = nil
+        #endif
+        return openDescriptors().filter { descriptor, target in
+            if target == "anon_inode:inotify" {
+                return descriptor == shared || !watchNumbers(of: root, in: [descriptor]).isEmpty
+            }
+            return target == root || target.hasPrefix(root + "/")
         }
     }
 
@@ -153,6 +164,10 @@ struct ChangeFeedLifecycleTests {
     /// directory; the directory's watch goes with its last watcher.
     @Test func aCancelledWatcherReleasesItsDirectoryWatch() async throws {
         let directory = try TemporaryDirectory()
+        // A replica wait beside, as other suites run: its instance is its own.
+        let registrations = try TemporaryDirectory()
+        let beside = try RegistrationWatch(directory: registrations.path) {}
+        defer { beside.cancel() }
         let first = try FileWatcher.start(path: directory.file("a.json").path) {}
         let second = try FileWatcher.start(path: directory.file("b.json").path) {}
         let descriptor = try #require(first.nativeDescriptor)
@@ -165,7 +180,8 @@ struct ChangeFeedLifecycleTests {
         second.cancel()
         let unwatched = await eventually { DirectoryWatches.count(of: directory.path) == 0 }
         #expect(unwatched, "the directory is still watched after its last watcher was cancelled")
-        #expect(inotifyCount(openDescriptors()) == 1)
+        #expect(openDescriptors()[descriptor] == "anon_inode:inotify", "the shared instance closed")
+        #expect(inotifyCount(Self.watchDescriptors(in: directory)) == 1)
     }
 
     /// A store closed and opened again and again in one directory keeps the
@@ -198,12 +214,17 @@ struct ChangeFeedLifecycleTests {
         #expect(unwatched, "the directory is still watched after its last watcher was cancelled")
     }
 
-    /// The inotify watch numbers on the directory at `path`.
-    private static func watchNumbers(of path: String) -> Set<String> {
+    /// The inotify watch numbers on the directory at `path`, in the
+    /// instances `descriptors` (every instance in the process by default).
+    private static func watchNumbers(of path: String, in descriptors: [Int32]? = nil) -> Set<String>
+    {
         guard let stamp = try? Platform.fileStamp(path) else { return [] }
         let inode = "ino:" + String(stamp.inode, radix: 16) + " "
+        let instances =
+            descriptors
+            ?? openDescriptors().filter { $0.value == "anon_inode:inotify" }.map(\.key)
         var numbers: Set<String> = []
-        for (descriptor, target) in openDescriptors() where target == "anon_inode:inotify" {
+        for descriptor in instances {
             let info =
                 (try? String(contentsOfFile: "/proc/self/fdinfo/\(descriptor)", encoding: .utf8))
                 ?? ""
