@@ -392,6 +392,30 @@ import Testing
         )
         try await stopChildren([child])
     }
+
+    /// A program's manifest that does not parse stops `prefs` (it would
+    /// type keys differently from that program) but not a service, whose
+    /// declaration is checked against the manifests that do parse.
+    @Test func aBrokenProgramManifestStopsPrefsButNotTheService() async throws {
+        let directory = FileStorage(fileURL: workspace.store).manifestsDirectory
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true)
+        try write(#"{"format": 1, "keys": "#, to: URL(fileURLWithPath: directory + "/delta.json"))
+        let conflicting =
+            #"{"format": 1, "keys": {"interval_ms": {"type": "string", "default": "fast"}}}"#
+        try write(conflicting, to: URL(fileURLWithPath: directory + "/gamma.json"))
+        let check = try await workspace.prefs("check")
+        #expect(check.status == 4)
+        #expect(check.standardError.hasPrefix("prefs: error: delta"), "\(check.standardError)")
+        let store = try await PreferencesStore(fileURL: workspace.store, liveReads: false)
+        await store.declare(
+            try PreferencesManifest(
+                jsonText: #"{"format": 1, "keys": {"interval_ms": {"type": "int", "default": 10}}}"#
+            ))
+        let messages = store.problems.map(\.message)
+        #expect(messages.count == 1, "\(messages)")
+        #expect(messages.allSatisfy { $0.contains("program gamma") }, "\(messages)")
+    }
 }
 
 /// Whether process `pid` has an inotify watch (Linux: its fdinfo lists

@@ -55,15 +55,21 @@ extension PreferencesManifest {
         "\(entry.type.rawValue), default \(entry.defaultValue?.jsonText ?? "none")"
     }
 
-    /// The manifests published beside a store, by program, that parse;
-    /// those that do not are left out.
-    static func published(in published: any ManifestPublishing) throws -> [String:
-        PreferencesManifest]
+    /// The manifests published beside a store, by program. One that does
+    /// not parse is left out when `skippingInvalid` (a store reading what
+    /// other programs declared), else it is the error (a command that would
+    /// otherwise type keys differently from the service).
+    package static func published(in published: any ManifestPublishing, skippingInvalid: Bool)
+        throws -> [String: PreferencesManifest]
     {
         var manifests: [String: PreferencesManifest] = [:]
         for (program, bytes) in try published.programManifests() {
-            manifests[program] = try? PreferencesManifest(
-                jsonText: String(decoding: bytes, as: UTF8.self), source: program)
+            do {
+                manifests[program] = try PreferencesManifest(
+                    jsonText: String(decoding: bytes, as: UTF8.self), source: program)
+            } catch {
+                if !skippingInvalid { throw error }
+            }
         }
         return manifests
     }

@@ -70,11 +70,8 @@ struct StoreTarget: Sendable {
     /// The manifests of every program, as published beside the store; one
     /// that cannot be parsed is an error, as the store's own manifest is.
     func programManifests() throws -> [String: PreferencesManifest] {
-        try (storage.manifests?.programManifests() ?? [:]).reduce(into: [:]) {
-            manifests, published in
-            manifests[published.key] = try PreferencesManifest(
-                jsonText: String(decoding: published.value, as: UTF8.self), source: published.key)
-        }
+        guard let published = storage.manifests else { return [:] }
+        return try PreferencesManifest.published(in: published, skippingInvalid: false)
     }
 
     /// `--file` made absolute, else the suite's file.

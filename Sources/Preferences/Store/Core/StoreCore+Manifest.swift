@@ -22,7 +22,8 @@ extension StoreCore {
             if let published = storage.manifests {
                 try published.publish(Array(declared.jsonText.utf8), program: program)
                 // Other programs that declare a key differently (F1).
-                var manifests = try PreferencesManifest.published(in: published)
+                var manifests = try PreferencesManifest.published(
+                    in: published, skippingInvalid: true)
                 manifests[program] = declared
                 problems += PreferencesManifest.conflicts(among: manifests)
             }
