@@ -257,3 +257,44 @@ struct MigrationVersionedTests {
         #expect(error?.description.contains("keys may not be empty") == true)
     }
 }
+
+/// A step whose check lets another program spoil the file first: the step
+/// then reads it under exclusive access, after the open's own read.
+private struct SpoiledBeforeItRuns: PreferencesMigration {
+    let file: URL
+    let spoiled = Locked(false)
+
+    func shouldMigrate(_ current: PreferencesSnapshot) throws -> Bool {
+        let first = spoiled.withLock { spoiled in
+            defer { spoiled = true }
+            return !spoiled
+        }
+        if first { try write("garbage", to: file) }
+        return current.version < 1
+    }
+
+    func migrate(_ preferences: inout MutablePreferences) throws {
+        preferences[.language] = "de"
+        preferences.version = 1
+    }
+}
+
+extension MigrationVersionedTests {
+    /// A second handle's open runs its migrations under its own corruption
+    /// policy, as it reads the file: not under the policy of the handle
+    /// already open.
+    @Test func aMigrationReadsUnderThePolicyOfTheOpenThatRunsIt() async throws {
+        try writeStore(["counter": 3], to: file)
+        let first = try await PreferencesStore(fileURL: file, corruption: .fail)
+        #expect(first[.counter] == 3)
+        let second = try await PreferencesStore(
+            fileURL: file, migrations: [SpoiledBeforeItRuns(file: file)],
+            corruption: .backupAndReset)
+        #expect(second[.language] == "de")
+        #expect(second[.counter] == 0, "the spoiled file was read as a store")
+        #expect(first[.language] == "de")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        let moved = try #require(names.first { $0.hasPrefix("settings.json.corrupt-") })
+        #expect(try String(contentsOf: directory.file(moved), encoding: .utf8) == "garbage")
+    }
+}

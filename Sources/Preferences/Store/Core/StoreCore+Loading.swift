@@ -9,8 +9,9 @@
 extension StoreCore {
     /// Loads the document — or, for a further handle on a document already
     /// open in this process, re-reads it if it changed — applying the
-    /// opener's corruption policy, then runs `migrations`; on the store's
-    /// queue.
+    /// opener's corruption policy, then runs `migrations` under that same
+    /// policy; on the store's queue. Later reads use the policy of the open
+    /// that made the state (S9).
     ///
     /// With `liveReads`, the storage is watched from before the load, so no
     /// write after it is missed, until the returned reader is released.
@@ -43,7 +44,7 @@ extension StoreCore {
         }
         return try await queue.run {
             try self.load(policy: corruption)
-            if !migrations.isEmpty { try self.migrate(migrations) }
+            if !migrations.isEmpty { try self.migrate(migrations, policy: corruption) }
             return reader
         }
     }

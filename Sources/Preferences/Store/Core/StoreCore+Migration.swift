@@ -3,7 +3,9 @@
 /// committed in one write, and clean-ups (removing a legacy file) run only
 /// once that write is durable.
 extension StoreCore {
-    func migrate(_ migrations: [any PreferencesMigration]) throws {
+    /// Runs `migrations`, reading the document under `policy`: the
+    /// corruption policy of the open that runs them.
+    func migrate(_ migrations: [any PreferencesMigration], policy: CorruptionPolicy) throws {
         let current = snapshot
         guard try migrations.contains(where: { try $0.shouldMigrate(current) }) else { return }
         // Without a lock (a distributed backend), a lost compare-and-swap
@@ -11,7 +13,7 @@ extension StoreCore {
         let (ran, reports) = try storage.withExclusiveAccess {
             try retryingLostWrites("migrate") {
                 () -> ([any PreferencesMigration], [PreferencesProblem])? in
-                try refreshIfChanged(policy: corruption)
+                try refreshIfChanged(policy: policy)
                 let (base, revision) = state.withLock { ($0.current.snapshot, $0.current.revision) }
                 var working = MutablePreferences(snapshot: base, limits: limits)
                 var ran: [any PreferencesMigration] = []
