@@ -71,28 +71,23 @@ struct Options {
 
     /// The options `arguments` give, or nil for any it does not know.
     init?(_ arguments: [String]) {
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            let value = index + 1 < arguments.count ? arguments[index + 1] : nil
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
             switch argument {
             case "--quick": quick = true
             case "--trace": trace = true
             case "--workload":
-                guard let value else { return nil }
+                guard let value = rest.popFirst() else { return nil }
                 names.append(value)
-                index += 1
             case "--model":
-                guard let value, let model = PersistenceModel(rawValue: value) else { return nil }
+                guard let value = rest.popFirst(), let model = PersistenceModel(rawValue: value)
+                else { return nil }
                 models = [model]
-                index += 1
             case "--exhaustive-limit":
-                guard let value, let limit = Int(value) else { return nil }
+                guard let value = rest.popFirst(), let limit = Int(value) else { return nil }
                 exhaustiveLimit = limit
-                index += 1
             default: return nil
             }
-            index += 1
         }
     }
 }
