@@ -5,26 +5,7 @@ import Preferences
 /// `--writer` child of P5 and `--temporary-writer` child of A4.
 func runBench() async throws {
     let arguments = Array(CommandLine.arguments.dropFirst())
-
-    if arguments.first == "--writer" {
-        // Child for P5: for each number read on stdin, print the wall clock and
-        // set it.
-        let url = URL(fileURLWithPath: arguments[1])
-        let store = try await PreferencesStore(fileURL: url, limits: Cases.noHistory)
-        FileHandle.standardOutput.write(Data("ready\n".utf8))
-        while let line = readLine(), let value = Int(line) {
-            FileHandle.standardOutput.write(Data("\(wallClock())\n".utf8))
-            try await store.set(.benchCounter, value)
-        }
-        exit(0)
-    }
-
-    if arguments.first == "--temporary-writer" {
-        // Child for A4.
-        try await runTemporaryWriter(path: arguments[1])
-        exit(0)
-    }
-
+    try await runChild(arguments)
     if arguments.contains("--help") {
         print(
             "usage: prefs-bench [--quick] [--json] [--only P2,P3,...] [--prefs PATH] [--scaling [--chart FILE]]"
@@ -32,7 +13,6 @@ func runBench() async throws {
         exit(0)
     }
 
-    let quick = arguments.contains("--quick")
     let json = arguments.contains("--json")
     let directory = FileManager.default.temporaryDirectory
         .appendingPathComponent("prefs-bench-\(UUID().uuidString)")
@@ -42,67 +22,95 @@ func runBench() async throws {
     setenv("XDG_CONFIG_HOME", directory.path, 1)
     setenv("HOME", directory.path, 1)
 
-    let cases = Cases(directory: directory, quick: quick)
-    var rows: [Row] = []
-    func report(_ row: Row) {
-        rows.append(row)
+    let cases = Cases(directory: directory, quick: arguments.contains("--quick"))
+    try await runProfile(arguments, cases: cases)
+    if arguments.contains("--scaling") {
+        let chart = arguments.operand(of: "--chart") ?? "scaling.svg"
+        try await Scaling(cases: cases).run(chartPath: chart, json: json)
+        exit(0)
+    }
+    // `--only P3,P4` runs some rows.
+    let only = arguments.operand(of: "--only").map {
+        Set($0.split(separator: ",").map(String.init))
+    }
+    let rows = try await measureRows(only, cases: cases, arguments: arguments) { row in
         if !json {
             FileHandle.standardError.write(Data("  \(row.id) \(row.measure): \(row.ours)\n".utf8))
         }
     }
-    if let position = arguments.firstIndex(of: "--profile-cold") {
-        let count =
-            arguments.indices.contains(position + 1) ? Int(arguments[position + 1]) ?? 1000 : 1000
-        try await cases.profileColdStart(count: count)
+    if json {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        print(String(decoding: try encoder.encode(rows), as: UTF8.self))
+    } else {
+        printTable(rows)
+    }
+}
+
+/// `--writer FILE` (P5's child: for each number read on stdin, print the
+/// wall clock and set it) and `--temporary-writer FILE` (A4's child) run,
+/// then exit; any other command line returns.
+func runChild(_ arguments: [String]) async throws {
+    if arguments.first == "--writer" {
+        let url = URL(fileURLWithPath: arguments[1])
+        let store = try await PreferencesStore(fileURL: url, limits: Cases.noHistory)
+        FileHandle.standardOutput.write(Data("ready\n".utf8))
+        while let line = readLine(), let value = Int(line) {
+            FileHandle.standardOutput.write(Data("\(wallClock())\n".utf8))
+            try await store.set(.benchCounter, value)
+        }
         exit(0)
     }
-
-    if let position = arguments.firstIndex(of: "--profile-import") {
-        let count =
-            arguments.indices.contains(position + 1) ? Int(arguments[position + 1]) ?? 10 : 10
-        try await cases.profileImport(count: count)
+    if arguments.first == "--temporary-writer" {
+        try await runTemporaryWriter(path: arguments[1])
         exit(0)
     }
+}
 
-    if let position = arguments.firstIndex(of: "--profile-concurrent") {
-        let count =
-            arguments.indices.contains(position + 1) ? Int(arguments[position + 1]) ?? 7 : 7
+/// `--profile-cold N`, `--profile-import N` and `--profile-concurrent N`
+/// (for a profiler) run, then exit; any other command line returns.
+func runProfile(_ arguments: [String], cases: Cases) async throws {
+    if arguments.contains("--profile-cold") {
+        try await cases.profileColdStart(
+            count: arguments.operand(of: "--profile-cold").flatMap { Int($0) } ?? 1000)
+        exit(0)
+    }
+    if arguments.contains("--profile-import") {
+        try await cases.profileImport(
+            count: arguments.operand(of: "--profile-import").flatMap { Int($0) } ?? 10)
+        exit(0)
+    }
+    if arguments.contains("--profile-concurrent") {
+        let count = arguments.operand(of: "--profile-concurrent").flatMap { Int($0) } ?? 7
         var mode = ConcurrentProfile.Mode.timeline
         if arguments.contains("--baseline") { mode = .baseline }
         if arguments.contains("--plain") { mode = .plain }
         if arguments.contains("--serial") { mode = .serial }
-        if let held = arguments.firstIndex(of: "--held") {
-            let milliseconds = arguments.indices.contains(held + 1) ? Int(arguments[held + 1]) : nil
-            mode = .held(milliseconds: milliseconds ?? 50)
+        if arguments.contains("--held") {
+            mode = .held(milliseconds: arguments.operand(of: "--held").flatMap { Int($0) } ?? 50)
         }
         try await ConcurrentProfile(cases: cases, rounds: count, mode: mode).run()
         exit(0)
     }
+}
 
-    if arguments.contains("--scaling") {
-        let chart = arguments.firstIndex(of: "--chart").flatMap {
-            arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil
-        }
-        try await Scaling(cases: cases).run(chartPath: chart ?? "scaling.svg", json: json)
-        exit(0)
-    }
-
-    // `--only P3,P4` runs some rows.
-    let only: Set<String>? = arguments.firstIndex(of: "--only").flatMap { position in
-        arguments.indices.contains(position + 1)
-            ? Set(arguments[position + 1].split(separator: ",").map(String.init)) : nil
+/// Measures the rows in `only` (all if nil), in order, passing each to
+/// `measured` as it is done.
+func measureRows(
+    _ only: Set<String>?, cases: Cases, arguments: [String], measured: (Row) -> Void
+) async throws -> [Row] {
+    var rows: [Row] = []
+    func report(_ row: Row) {
+        rows.append(row)
+        measured(row)
     }
     func selected(_ id: String) -> Bool { only?.contains(id) ?? true }
-
+    let benchPath = URL(fileURLWithPath: CommandLine.arguments[0]).path
     if selected("P1") { report(try await cases.cachedRead()) }
     if selected("P2") { report(try await cases.durableSet()) }
     if selected("P3") { report(try await cases.concurrentSets()) }
     if selected("P4") { report(try await cases.openBigStore()) }
-    if selected("P5") {
-        report(
-            try await cases.changeDelivery(
-                benchPath: URL(fileURLWithPath: CommandLine.arguments[0]).path))
-    }
+    if selected("P5") { report(try await cases.changeDelivery(benchPath: benchPath)) }
     if selected("P6") { report(try await cases.memory()) }
     if selected("P7") { report(try await cases.importProperties()) }
     if selected("P8") { report(try await cases.coldStart()) }
@@ -116,11 +124,7 @@ func runBench() async throws {
         }
         for row in try await cases.history(prefs: prefs) { report(row) }
     }
-    if selected("A4") {
-        report(
-            try await cases.temporaryEnd(
-                benchPath: URL(fileURLWithPath: CommandLine.arguments[0]).path))
-    }
+    if selected("A4") { report(try await cases.temporaryEnd(benchPath: benchPath)) }
     if selected("P11") {
         for row in try await cases.replicas(harness: besideBench("prefs-harness")) { report(row) }
     }
@@ -131,21 +135,26 @@ func runBench() async throws {
             report(row)
         }
     }
+    return rows
+}
 
-    if json {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        print(String(decoding: try encoder.encode(rows), as: UTF8.self))
-    } else {
-        print("| # | measure | Preferences | compared with | ratio | target | met |")
-        print("|---|---|---|---|---|---|---|")
-        for row in rows {
-            let ratio = row.ratio.map { String(format: "%.2f×", $0) } ?? "—"
-            let met = row.met.map { $0 ? "yes" : "**no**" } ?? "n/a"
-            print(
-                "| \(row.id) | \(row.measure) | \(row.ours) | \(row.comparison) | \(ratio) | \(row.target) | \(met) |"
-            )
-        }
+/// The rows as a Markdown table.
+func printTable(_ rows: [Row]) {
+    print("| # | measure | Preferences | compared with | ratio | target | met |")
+    print("|---|---|---|---|---|---|---|")
+    for row in rows {
+        let ratio = row.ratio.map { String(format: "%.2f×", $0) } ?? "—"
+        let met = row.met.map { $0 ? "yes" : "**no**" } ?? "n/a"
+        print(
+            "| \(row.id) | \(row.measure) | \(row.ours) | \(row.comparison) | \(ratio) | \(row.target) | \(met) |"
+        )
+    }
+}
+
+extension [String] {
+    /// The argument after `flag`, or nil if `flag` is absent or last.
+    func operand(of flag: String) -> String? {
+        firstIndex(of: flag).flatMap { indices.contains($0 + 1) ? self[$0 + 1] : nil }
     }
 }
 
@@ -160,9 +169,8 @@ func besideBench(_ name: String) -> URL? {
 /// build `scripts/install.sh --build-only` leaves in `.build/install` (run
 /// from the package's directory), else the `prefs` beside this program.
 func installedPrefs(_ arguments: [String]) -> URL? {
-    if let position = arguments.firstIndex(of: "--prefs"), arguments.indices.contains(position + 1)
-    {
-        let given = URL(fileURLWithPath: arguments[position + 1])
+    if let path = arguments.operand(of: "--prefs") {
+        let given = URL(fileURLWithPath: path)
         return FileManager.default.isExecutableFile(atPath: given.path) ? given : nil
     }
     let installed = URL(fileURLWithPath: ".build/install/release/prefs").standardizedFileURL

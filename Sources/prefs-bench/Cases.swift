@@ -34,6 +34,22 @@ func concurrentSetValues() -> [String: PreferenceValue] {
     return values
 }
 
+/// The values of a store with `count` keys, a mix of strings, ints,
+/// doubles and bools (P4's store, and the scaling's).
+func mixedValues(_ count: Int) -> [String: PreferenceValue] {
+    var values: [String: PreferenceValue] = [:]
+    values.reserveCapacity(count)
+    for index in 0..<count {
+        switch index % 4 {
+        case 0: values["setting.\(index)"] = .string("value \(index)")
+        case 1: values["setting.\(index)"] = .int(Int64(index))
+        case 2: values["setting.\(index)"] = .double(Double(index) / 7)
+        default: values["setting.\(index)"] = .bool(index % 3 == 0)
+        }
+    }
+    return values
+}
+
 struct Cases {
     let directory: URL
     let quick: Bool
@@ -196,16 +212,7 @@ struct Cases {
     func bigFile() async throws -> URL {
         let url = file("big.json")
         if FileManager.default.fileExists(atPath: url.path) { return url }
-        var values: [String: PreferenceValue] = [:]
-        for index in 0..<10_000 {
-            switch index % 4 {
-            case 0: values["setting.\(index)"] = .string("value \(index)")
-            case 1: values["setting.\(index)"] = .int(Int64(index))
-            case 2: values["setting.\(index)"] = .double(Double(index) / 7)
-            default: values["setting.\(index)"] = .bool(index % 3 == 0)
-            }
-        }
-        try await seed(url, values)
+        try await seed(url, mixedValues(10_000))
         return url
     }
 

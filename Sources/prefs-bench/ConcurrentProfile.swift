@@ -74,101 +74,118 @@ struct ConcurrentProfile {
         var totals: [Double] = []
         var writeCounts: [Int] = []
         for round in 0..<rounds {
-            let timeline = Timeline(count: 1000)
-            let generationBefore = Self.writeGeneration(of: url)
-            var gate: DispatchSemaphore?
-            var holder: Task<Void, any Error>?
-            if case .held = mode {
-                let (started, running) = AsyncStream<Void>.makeStream()
-                let held = DispatchSemaphore(value: 0)
-                // Blocks the store's queue (a dispatch thread, not Swift's pool).
-                holder = Task {
-                    try await store.edit { _ in
-                        running.yield(); held.wait()
-                    }
-                }
-                for await _ in started { break }
-                gate = held
-            }
-            let start = now()
             if case .serial = mode {
+                let start = now()
                 for index in 0..<50 {
                     try await store.edit { $0[raw: "c\(index)"] = .int(Int64(round)) }
                 }
                 print("round \(round): \(format(nanoseconds: Double(now() - start)))")
                 continue
             }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for index in 0..<1000 {
-                    switch mode {
-                    case .plain, .held, .serial:
-                        group.addTask {
-                            try await store.edit { $0[raw: "c\(index)"] = .int(Int64(round)) }
-                        }
-                    case .baseline:
-                        group.addTask {}
-                    case .timeline:
-                        group.addTask {
-                            try await store.edit {
-                                $0[raw: "c\(index)"] = .int(Int64(round))
-                                let at = now()
-                                timeline.applied.withLock { $0[index] = at }
-                            }
-                            let at = now()
-                            timeline.returned.withLock { $0[index] = at }
-                        }
-                    }
-                }
-                if case .held(let milliseconds) = mode {
-                    try await Task.sleep(for: .milliseconds(milliseconds))
-                    gate?.signal()
-                }
-                try await group.waitForAll()
-            }
-            try await holder?.value
-            let end = now()
+            let timeline = Timeline(count: 1000)
+            let generationBefore = Self.writeGeneration(of: url)
+            let (start, end) = try await editConcurrently(round, store: store, timeline: timeline)
             totals.append(Double(end - start))
             guard case .timeline = mode else {
                 print("round \(round): \(format(nanoseconds: Double(end - start)))")
                 continue
             }
             let writes = Int(Self.writeGeneration(of: url) &- generationBefore)
-            let appliedByTask = timeline.applied.withLock { $0 }
-            let applied = appliedByTask.sorted()
-            let returned = timeline.returned.withLock { $0 }
-            var groups: [Int] = [1]
-            var pauses: [UInt64] = []
-            for position in 1..<applied.count {
-                let gap = applied[position] - applied[position - 1]
-                if gap > Self.batchGap {
-                    groups.append(1)
-                    pauses.append(gap)
-                } else {
-                    groups[groups.count - 1] += 1
-                }
-            }
             writeCounts.append(writes)
-            let first = applied.first ?? start
-            let lastReturn = returned.max() ?? end
-            let lastApplied = applied.last ?? end
-            // The last write ends about when the first of its own edits
-            // returns (edits of the write before may still be returning).
-            let lastGroupStart = applied[applied.count - groups[groups.count - 1]]
-            let lastWritten =
-                zip(appliedByTask, returned).filter { $0.0 >= lastGroupStart }.map(\.1).min()
-                ?? lastReturn
-            let spans = [
-                "to first transform \(format(nanoseconds: Double(first - start)))",
-                "pauses between groups \(pauses.map { format(nanoseconds: Double($0)) })",
-                "last transform to write done \(format(nanoseconds: Double(lastWritten - lastApplied)))",
-                "then returns for \(format(nanoseconds: Double(lastReturn - lastWritten)))",
-            ]
-            print(
-                "round \(round): \(format(nanoseconds: Double(end - start))), \(writes) writes, transform groups \(groups); "
-                    + spans.joined(separator: "; "))
+            printTimeline(timeline, round: round, start: start, end: end, writes: writes)
         }
         print(
             "median round \(format(nanoseconds: median(totals)))"
                 + (writeCounts.isEmpty ? "" : ", writes per round \(writeCounts)"))
+    }
+
+    /// One round: 1,000 tasks, each an `edit` of its own key (none with
+    /// `--baseline`), noted in `timeline` in the timeline mode; with
+    /// `--held`, with the store's queue held while they are queued. Returns
+    /// when the round started and ended.
+    func editConcurrently(_ round: Int, store: PreferencesStore, timeline: Timeline) async throws
+        -> (start: UInt64, end: UInt64)
+    {
+        var gate: DispatchSemaphore?
+        var holder: Task<Void, any Error>?
+        if case .held = mode {
+            let (started, running) = AsyncStream<Void>.makeStream()
+            let held = DispatchSemaphore(value: 0)
+            // Blocks the store's queue (a dispatch thread, not Swift's pool).
+            holder = Task {
+                try await store.edit { _ in
+                    running.yield(); held.wait()
+                }
+            }
+            for await _ in started { break }
+            gate = held
+        }
+        let start = now()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<1000 {
+                switch mode {
+                case .plain, .held, .serial:
+                    group.addTask {
+                        try await store.edit { $0[raw: "c\(index)"] = .int(Int64(round)) }
+                    }
+                case .baseline:
+                    group.addTask {}
+                case .timeline:
+                    group.addTask {
+                        try await store.edit {
+                            $0[raw: "c\(index)"] = .int(Int64(round))
+                            let at = now()
+                            timeline.applied.withLock { $0[index] = at }
+                        }
+                        let at = now()
+                        timeline.returned.withLock { $0[index] = at }
+                    }
+                }
+            }
+            if case .held(let milliseconds) = mode {
+                try await Task.sleep(for: .milliseconds(milliseconds))
+                gate?.signal()
+            }
+            try await group.waitForAll()
+        }
+        try await holder?.value
+        return (start, now())
+    }
+
+    /// Prints how round `round`'s time split: its transform groups, the
+    /// pauses between them, and the spans before and after.
+    func printTimeline(_ timeline: Timeline, round: Int, start: UInt64, end: UInt64, writes: Int) {
+        let appliedByTask = timeline.applied.withLock { $0 }
+        let applied = appliedByTask.sorted()
+        let returned = timeline.returned.withLock { $0 }
+        var groups: [Int] = [1]
+        var pauses: [UInt64] = []
+        for position in 1..<applied.count {
+            let gap = applied[position] - applied[position - 1]
+            if gap > Self.batchGap {
+                groups.append(1)
+                pauses.append(gap)
+            } else {
+                groups[groups.count - 1] += 1
+            }
+        }
+        let first = applied.first ?? start
+        let lastReturn = returned.max() ?? end
+        let lastApplied = applied.last ?? end
+        // The last write ends about when the first of its own edits
+        // returns (edits of the write before may still be returning).
+        let lastGroupStart = applied[applied.count - groups[groups.count - 1]]
+        let lastWritten =
+            zip(appliedByTask, returned).filter { $0.0 >= lastGroupStart }.map(\.1).min()
+            ?? lastReturn
+        let spans = [
+            "to first transform \(format(nanoseconds: Double(first - start)))",
+            "pauses between groups \(pauses.map { format(nanoseconds: Double($0)) })",
+            "last transform to write done \(format(nanoseconds: Double(lastWritten - lastApplied)))",
+            "then returns for \(format(nanoseconds: Double(lastReturn - lastWritten)))",
+        ]
+        print(
+            "round \(round): \(format(nanoseconds: Double(end - start))), \(writes) writes, transform groups \(groups); "
+                + spans.joined(separator: "; "))
     }
 }

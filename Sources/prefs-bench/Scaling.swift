@@ -28,24 +28,9 @@ struct Scaling {
         return cases.quick ? max(3, full / 3) : full
     }
 
-    /// The values of a store with `count` keys, of the mix used by P4.
-    func values(_ count: Int) -> [String: PreferenceValue] {
-        var values: [String: PreferenceValue] = [:]
-        values.reserveCapacity(count)
-        for index in 0..<count {
-            switch index % 4 {
-            case 0: values["setting.\(index)"] = .string("value \(index)")
-            case 1: values["setting.\(index)"] = .int(Int64(index))
-            case 2: values["setting.\(index)"] = .double(Double(index) / 7)
-            default: values["setting.\(index)"] = .bool(index % 3 == 0)
-            }
-        }
-        return values
-    }
-
     func measure(keys: Int) async throws -> Point {
         let url = cases.file("scaling-\(keys).json")
-        let contents = values(keys)
+        let contents = mixedValues(keys)
         try await cases.seed(url, contents)
         let fileBytes = Double(
             (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0)

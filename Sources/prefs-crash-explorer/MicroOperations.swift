@@ -72,109 +72,13 @@ struct BrokenRecord {
 
     init(calls: [DiskOperation], root: String, initial: FileTree) {
         self.calls = calls
-        var names: [String: Int] = [:]
-        var contents: [Int: [UInt8]] = [:]
-        var next = 0
-        for (path, entry) in initial.entries.sorted(by: { $0.key < $1.key }) {
-            names[path] = next
-            if case .file(let bytes) = entry {
-                contents[next] = bytes
-            } else {
-                directoryInodes.insert(next)
-            }
-            next += 1
-        }
-        initialInodes = names
-        initialContents = contents
-        var issuedByInode: [Int: [Int]] = [:]
-        var issuedByDirectory: [String: [Int]] = [:]
-        var durable = Set<Int>()
-        var acks = 0
-        func relative(_ path: String) -> String? {
-            if path == root { return "" }
-            guard path.hasPrefix(root + "/") else { return nil }
-            return String(path.dropFirst(root.count + 1))
-        }
-        func add(_ kind: MicroOperation.Kind, call: Int) {
-            let index = micro.count
-            micro.append(MicroOperation(kind: kind, call: call))
-            if let inode = micro[index].inode {
-                issuedByInode[inode, default: []].append(index)
-            } else {
-                for directory in micro[index].directories {
-                    issuedByDirectory[directory, default: []].append(index)
-                }
-            }
-        }
+        var replay = Replay(root: root, initial: initial, record: self)
         for (call, operation) in calls.enumerated() {
-            acknowledged.append(acks)
-            switch operation {
-            case .mark(let label):
-                if label == "ack" { acks += 1 }
-            case .create(let path, _), .makeDirectory(let path):
-                guard let path = relative(path) else { continue }
-                if case .makeDirectory = operation { directoryInodes.insert(next) }
-                names[path] = next
-                contents[next] = []
-                add(.add(path: path, inode: next), call: call)
-                next += 1
-            case .link(let from, let to):
-                guard let from = relative(from), let to = relative(to), let inode = names[from]
-                else { continue }
-                names[to] = inode
-                add(.add(path: to, inode: inode), call: call)
-            case .unlink(let path):
-                guard let path = relative(path) else { continue }
-                names[path] = nil
-                add(.remove(path: path), call: call)
-            case .rename(let from, let to):
-                guard let from = relative(from), let to = relative(to), let inode = names[from]
-                else { continue }
-                let replacing = names[to] != nil
-                names[from] = nil
-                names[to] = inode
-                add(.rename(from: from, to: to, replacing: replacing, inode: inode), call: call)
-            case .write(let path, let offset, let bytes):
-                guard let path = relative(path), let inode = names[path] else { continue }
-                var content = contents[inode] ?? []
-                let end = offset + bytes.count
-                let extending = end > content.count
-                if extending { content += [UInt8](repeating: 0, count: end - content.count) }
-                content.replaceSubrange(offset..<end, with: bytes)
-                contents[inode] = content
-                var block = offset / Self.blockSize
-                while block * Self.blockSize < end {
-                    let start = block * Self.blockSize
-                    let image = Array(content[start..<min(start + Self.blockSize, content.count)])
-                    add(.block(inode: inode, index: block, offset: start, bytes: image), call: call)
-                    block += 1
-                }
-                if extending { add(.size(inode: inode, length: end, extending: true), call: call) }
-            case .truncate(let path, let length):
-                guard let path = relative(path), let inode = names[path] else { continue }
-                var content = contents[inode] ?? []
-                if length < content.count {
-                    content.removeSubrange(length...)
-                } else {
-                    content += [UInt8](repeating: 0, count: length - content.count)
-                }
-                contents[inode] = content
-                add(.size(inode: inode, length: length, extending: false), call: call)
-            case .sync(let path):
-                guard let path = relative(path), let inode = names[path] else { continue }
-                let covered = issuedByInode[inode] ?? []
-                barriers[call] = covered.filter { !durable.contains($0) }
-                durable.formUnion(covered)
-            case .syncDirectory(let path):
-                guard let path = relative(path) else { continue }
-                let covered = issuedByDirectory[path] ?? []
-                barriers[call] = covered.filter { !durable.contains($0) }
-                durable.formUnion(covered)
-            case .changeMode, .changeOwner:
-                continue
-            }
+            replay.record.acknowledged.append(replay.acks)
+            replay.breakUp(operation, call: call)
         }
-        acknowledged.append(acks)
+        replay.record.acknowledged.append(replay.acks)
+        self = replay.record
     }
 
     /// A one-line description of call `index`, relative to `root`.
@@ -200,5 +104,137 @@ struct BrokenRecord {
         case .changeOwner(let path, let uid, let gid): return "fchown \(short(path)) \(uid):\(gid)"
         case .mark(let label): return "(\(label))"
         }
+    }
+}
+
+/// The calls replayed in order to break them up: what each path names and
+/// each file holds after each call, and what an fsync of each file or
+/// directory would make durable.
+private struct Replay {
+    let root: String
+    var record: BrokenRecord
+    var names: [String: Int] = [:]
+    var contents: [Int: [UInt8]] = [:]
+    var next = 0
+    var acks = 0
+    var issuedByInode: [Int: [Int]] = [:]
+    var issuedByDirectory: [String: [Int]] = [:]
+    var durable = Set<Int>()
+
+    /// Numbers the initial tree's files and directories in path order.
+    init(root: String, initial: FileTree, record: BrokenRecord) {
+        self.root = root
+        self.record = record
+        for (path, entry) in initial.entries.sorted(by: { $0.key < $1.key }) {
+            names[path] = next
+            if case .file(let bytes) = entry {
+                contents[next] = bytes
+            } else {
+                self.record.directoryInodes.insert(next)
+            }
+            next += 1
+        }
+        self.record.initialInodes = names
+        self.record.initialContents = contents
+    }
+
+    /// `path` relative to the workload's directory, or nil outside it.
+    func relative(_ path: String) -> String? {
+        if path == root { return "" }
+        guard path.hasPrefix(root + "/") else { return nil }
+        return String(path.dropFirst(root.count + 1))
+    }
+
+    /// Adds the micro-operations of call number `call`.
+    mutating func breakUp(_ operation: DiskOperation, call: Int) {
+        switch operation {
+        case .mark(let label):
+            if label == "ack" { acks += 1 }
+        case .create(let path, _), .makeDirectory(let path):
+            guard let path = relative(path) else { return }
+            if case .makeDirectory = operation { record.directoryInodes.insert(next) }
+            names[path] = next
+            contents[next] = []
+            add(.add(path: path, inode: next), call: call)
+            next += 1
+        case .link(let from, let to):
+            guard let from = relative(from), let to = relative(to), let inode = names[from]
+            else { return }
+            names[to] = inode
+            add(.add(path: to, inode: inode), call: call)
+        case .unlink(let path):
+            guard let path = relative(path) else { return }
+            names[path] = nil
+            add(.remove(path: path), call: call)
+        case .rename(let from, let to):
+            guard let from = relative(from), let to = relative(to), let inode = names[from]
+            else { return }
+            let replacing = names[to] != nil
+            names[from] = nil
+            names[to] = inode
+            add(.rename(from: from, to: to, replacing: replacing, inode: inode), call: call)
+        case .write(let path, let offset, let bytes):
+            guard let path = relative(path), let inode = names[path] else { return }
+            write(bytes, at: offset, to: inode, call: call)
+        case .truncate(let path, let length):
+            guard let path = relative(path), let inode = names[path] else { return }
+            var content = contents[inode] ?? []
+            if length < content.count {
+                content.removeSubrange(length...)
+            } else {
+                content += [UInt8](repeating: 0, count: length - content.count)
+            }
+            contents[inode] = content
+            add(.size(inode: inode, length: length, extending: false), call: call)
+        case .sync(let path):
+            guard let path = relative(path), let inode = names[path] else { return }
+            barrier(at: call, covering: issuedByInode[inode] ?? [])
+        case .syncDirectory(let path):
+            guard let path = relative(path) else { return }
+            barrier(at: call, covering: issuedByDirectory[path] ?? [])
+        case .changeMode, .changeOwner:
+            return
+        }
+    }
+
+    /// Adds one micro-operation, noting which fsync would make it durable.
+    mutating func add(_ kind: MicroOperation.Kind, call: Int) {
+        let index = record.micro.count
+        let operation = MicroOperation(kind: kind, call: call)
+        record.micro.append(operation)
+        if let inode = operation.inode {
+            issuedByInode[inode, default: []].append(index)
+        } else {
+            for directory in operation.directories {
+                issuedByDirectory[directory, default: []].append(index)
+            }
+        }
+    }
+
+    /// A write: each block it touches, as it stands after the write, then
+    /// the new size if it extends the file.
+    mutating func write(_ bytes: [UInt8], at offset: Int, to inode: Int, call: Int) {
+        let blockSize = BrokenRecord.blockSize
+        var content = contents[inode] ?? []
+        let end = offset + bytes.count
+        let extending = end > content.count
+        if extending { content += [UInt8](repeating: 0, count: end - content.count) }
+        content.replaceSubrange(offset..<end, with: bytes)
+        contents[inode] = content
+        var block = offset / blockSize
+        while block * blockSize < end {
+            let start = block * blockSize
+            let image = Array(content[start..<min(start + blockSize, content.count)])
+            add(.block(inode: inode, index: block, offset: start, bytes: image), call: call)
+            block += 1
+        }
+        if extending { add(.size(inode: inode, length: end, extending: true), call: call) }
+    }
+
+    /// An fsync at call `call`: it makes durable those of `covered` that
+    /// were not yet.
+    mutating func barrier(at call: Int, covering covered: [Int]) {
+        record.barriers[call] = covered.filter { !durable.contains($0) }
+        durable.formUnion(covered)
     }
 }

@@ -39,48 +39,62 @@ finished.wait()
 exit(status)
 
 func runExplorer(_ arguments: [String]) async throws -> Int32 {
-    if arguments.first == "--check" {
-        guard arguments.count == 4, let acknowledged = Int(arguments[3]) else { return 2 }
-        let sets = (ProcessInfo.processInfo.environment["PREFS_CRASH_ARCHIVE_SETS"] ?? "")
-            .split(separator: "-").compactMap { Int($0) }
-        if sets.count == 2 { Workload.archiveSets = sets[0]...sets[1] }
-        guard let workload = Workload.named(arguments[1]) else { return 2 }
-        for violation in await Checker.check(
-            workload, directory: arguments[2], acknowledged: acknowledged)
-        {
-            print("violation \(violation.invariant): \(violation.detail)")
-        }
-        print("checked")
-        return 0
+    if arguments.first == "--check" { return await runCheck(arguments) }
+    guard let options = Options(arguments) else { return usage() }
+    return try await explore(options)
+}
+
+/// `--check WORKLOAD DIRECTORY ACKNOWLEDGED`: the fresh process that opens
+/// one crash state and prints each violation, then "checked".
+func runCheck(_ arguments: [String]) async -> Int32 {
+    guard arguments.count == 4, let acknowledged = Int(arguments[3]) else { return 2 }
+    let sets = (ProcessInfo.processInfo.environment["PREFS_CRASH_ARCHIVE_SETS"] ?? "")
+        .split(separator: "-").compactMap { Int($0) }
+    if sets.count == 2 { Workload.archiveSets = sets[0]...sets[1] }
+    guard let workload = Workload.named(arguments[1]) else { return 2 }
+    for violation in await Checker.check(
+        workload, directory: arguments[2], acknowledged: acknowledged)
+    {
+        print("violation \(violation.invariant): \(violation.detail)")
     }
+    print("checked")
+    return 0
+}
+
+/// What the command line asks to explore.
+struct Options {
     var quick = false
     var trace = false
     var names: [String] = []
     var models = PersistenceModel.allCases
     var exhaustiveLimit = 256
-    var index = 0
-    while index < arguments.count {
-        let argument = arguments[index]
-        let value = index + 1 < arguments.count ? arguments[index + 1] : nil
-        switch argument {
-        case "--quick": quick = true
-        case "--trace": trace = true
-        case "--workload":
-            guard let value else { return usage() }
-            names.append(value)
-            index += 1
-        case "--model":
-            guard let value, let model = PersistenceModel(rawValue: value) else { return usage() }
-            models = [model]
-            index += 1
-        case "--exhaustive-limit":
-            guard let value, let limit = Int(value) else { return usage() }
-            exhaustiveLimit = limit
-            index += 1
-        default: return usage()
+
+    /// The options `arguments` give, or nil for any it does not know.
+    init?(_ arguments: [String]) {
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--quick": quick = true
+            case "--trace": trace = true
+            case "--workload":
+                guard let value = rest.popFirst() else { return nil }
+                names.append(value)
+            case "--model":
+                guard let value = rest.popFirst(), let model = PersistenceModel(rawValue: value)
+                else { return nil }
+                models = [model]
+            case "--exhaustive-limit":
+                guard let value = rest.popFirst(), let limit = Int(value) else { return nil }
+                exhaustiveLimit = limit
+            default: return nil
+            }
         }
-        index += 1
     }
+}
+
+/// Explores the workloads `options` name, prints the table (and the
+/// details of any violation), and returns the exit status.
+func explore(_ options: Options) async throws -> Int32 {
     let scratch =
         FileManager.default.temporaryDirectory
         .appendingPathComponent("prefs-crash-\(ProcessInfo.processInfo.processIdentifier)").path
@@ -92,7 +106,7 @@ func runExplorer(_ arguments: [String]) async throws -> Int32 {
         "temporary", "manifest", "replica",
     ]
     let quickNames = ["set", "group-commit", "migration", "archive"]
-    if names.isEmpty { names = quick ? quickNames : allNames }
+    let names = options.names.isEmpty ? (options.quick ? quickNames : allNames) : options.names
     if let unknown = names.first(where: { !allNames.contains($0) }) {
         StandardStream.error.write("prefs-crash-explorer: no workload \(unknown)\n")
         return 2
@@ -100,8 +114,9 @@ func runExplorer(_ arguments: [String]) async throws -> Int32 {
     if names.contains("archive") {
         Workload.archiveSets = try await Workload.findArchiveSets(in: scratch + "/probe")
     }
-    var explorer = Explorer(scratch: scratch, models: models, exhaustiveLimit: exhaustiveLimit)
-    explorer.trace = trace
+    var explorer = Explorer(
+        scratch: scratch, models: options.models, exhaustiveLimit: options.exhaustiveLimit)
+    explorer.trace = options.trace
     var rows: [Explorer.Row] = []
     var details: [String] = []
     for name in names {
