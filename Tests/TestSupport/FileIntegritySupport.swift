@@ -11,8 +11,8 @@ import Testing
 #endif
 
 /// Helpers for the file backend's integrity tests: waits with deadlines that
-/// never block Swift's cooperative pool, children that hold a store's lock
-/// or run as another user, and a file system with coarse timestamps.
+/// never block Swift's cooperative pool, children that hold a store's lock,
+/// and a file system with coarse timestamps.
 package enum FileIntegrity {
     /// Resumes a continuation once, from whichever side finishes first.
     private final class Once<T: Sendable>: Sendable {
@@ -56,16 +56,6 @@ package enum FileIntegrity {
                 once.resume(nil)
             }
         }
-    }
-
-    /// Runs a product to completion as `user` (via setpriv), or as ourselves
-    /// when nil, waiting off the cooperative pool at most `seconds`; past
-    /// that the child is killed and the call throws with what it printed.
-    package static func runProduct(
-        _ product: String, _ arguments: [String], as user: UInt32? = nil,
-        within seconds: Double = 60
-    ) async throws -> ProcessOutput {
-        try await runChild(product, arguments, as: user, timeout: .seconds(seconds))
     }
 
     /// `stat` of a path without following a final symlink.
