@@ -95,22 +95,19 @@ struct EtcdClusterTests {
         let stop = LockedBox(false)
         // The loop ends with the test, however the test ends.
         defer { stop.value = true }
-        // On a dispatch thread: a blocking child must not hold a pool thread.
-        let setter = Task {
-            try await offPool { () -> (Int, String) in
-                var last = 0
-                while !stop.value {
-                    let result = try run(
-                        "prefs",
-                        [
-                            "--etcd", cluster.endpointList, "--key", key, "set", "operator",
-                            "\(last + 1)",
-                        ])
-                    guard result.status == 0 else { return (last, result.standardError) }
-                    last += 1
-                }
-                return (last, "")
+        let setter = Task { () -> (Int, String) in
+            var last = 0
+            while !stop.value {
+                let result = try await runChild(
+                    "prefs",
+                    [
+                        "--etcd", cluster.endpointList, "--key", key, "set", "operator",
+                        "\(last + 1)",
+                    ])
+                guard result.status == 0 else { return (last, result.standardError) }
+                last += 1
             }
+            return (last, "")
         }
         let said = try await withIncrementers(cluster, key) { children in
             try await finish(children, within: 120)

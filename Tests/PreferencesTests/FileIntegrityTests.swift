@@ -169,7 +169,7 @@ import Testing
         #expect(try Self.directorySyncDue(file) == 1)
         // An operator retries with `prefs`: the value is already there (S5),
         // but the directory is fsynced before it reports success.
-        let retry = try await FileIntegrity.runProduct(
+        let retry = try await runChild(
             "prefs", ["--file", file.path, "set", "number", "2"])
         #expect(retry.status == 0, "\(retry.standardError)")
         #expect(try Self.directorySyncDue(file) == 0)

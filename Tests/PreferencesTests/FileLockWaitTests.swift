@@ -82,7 +82,7 @@ import Testing
         let holder = try await LockHolder(file)
         holder.stop()
         let started = ContinuousClock.now
-        let result = try await FileIntegrity.runProduct(
+        let result = try await runChild(
             "prefs", ["--file", file.path, "set", "planted", "1"])
         let waited = ContinuousClock.now - started
         #expect(result.status == 5, "\(result.standardError)")

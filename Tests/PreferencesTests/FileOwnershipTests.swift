@@ -25,7 +25,7 @@ struct FileOwnershipTests {
         let file = service.appendingPathComponent("prefs.json")
         let nested = service.appendingPathComponent("sub/deeper/prefs.json")
         for url in [file, nested] {
-            let result = try await FileIntegrity.runProduct(
+            let result = try await runChild(
                 "prefs", ["--file", url.path, "set", "a", "1"])
             #expect(result.status == 0, "\(result.standardError)")
         }
@@ -40,7 +40,7 @@ struct FileOwnershipTests {
         }
         // The service, running as its owner, keeps writing.
         for url in [file, nested] {
-            let result = try await FileIntegrity.runProduct(
+            let result = try await runChild(
                 "prefs", ["--file", url.path, "set", "b", "2"], as: nobodyUser)
             #expect(result.status == 0, "\(url.path): \(result.standardError)")
             #expect(try storedInteger("b", in: url) == 2)
@@ -58,7 +58,7 @@ struct FileOwnershipTests {
         giveAway(service.path, to: nobodyUser)
         chmod(service.path, 0o700)
         let file = service.appendingPathComponent("prefs.json")
-        let result = try await FileIntegrity.runProduct(
+        let result = try await runChild(
             "prefs", ["--file", file.path, "set", "a", "1"], as: nobodyUser)
         #expect(result.status == 0, "\(result.standardError)")
         #expect(try storedInteger("a", in: file) == 1)
@@ -95,7 +95,7 @@ struct FileOwnershipTests {
             atPath: link.path, withDestinationPath: victim.path)
         #expect(lchown(link.path, uid_t(nobodyUser), gid_t(nobodyUser)) == 0)
 
-        let result = try await FileIntegrity.runProduct(
+        let result = try await runChild(
             "prefs", ["--file", link.path, "set", "planted", "1"])
         #expect(result.status == 5, "\(result.standardError)")
         #expect(result.standardError.contains(link.path), "\(result.standardError)")
@@ -104,7 +104,7 @@ struct FileOwnershipTests {
         #expect(!FileIntegrity.exists(victim.path + ".lock"))
         #expect(!FileIntegrity.exists(link.path + ".lock"))
         // Nothing is read through it either.
-        let read = try await FileIntegrity.runProduct(
+        let read = try await runChild(
             "prefs", ["--file", link.path, "get", "secret"])
         #expect(read.status == 5, "\(read.standardOutput) \(read.standardError)")
     }
@@ -116,7 +116,7 @@ struct FileOwnershipTests {
         let mine = shared.file("mine.json")
         try FileManager.default.createSymbolicLink(
             atPath: mine.path, withDestinationPath: target.file("mine.json").path)
-        let result = try await FileIntegrity.runProduct(
+        let result = try await runChild(
             "prefs", ["--file", mine.path, "set", "a", "1"])
         #expect(result.status == 0, "\(result.standardError)")
         #expect(try storedInteger("a", in: target.file("mine.json")) == 1)
@@ -128,7 +128,7 @@ struct FileOwnershipTests {
         try FileManager.default.createSymbolicLink(
             atPath: theirs.path, withDestinationPath: target.file("theirs.json").path)
         #expect(lchown(theirs.path, uid_t(nobodyUser), gid_t(nobodyUser)) == 0)
-        let followed = try await FileIntegrity.runProduct(
+        let followed = try await runChild(
             "prefs", ["--file", theirs.path, "set", "a", "2"])
         #expect(followed.status == 0, "\(followed.standardError)")
         #expect(try storedInteger("a", in: target.file("theirs.json")) == 2)

@@ -158,7 +158,9 @@ struct LiveReadsProcessTests {
             }
             for round in 1...Self.rounds {
                 let launched = DispatchTime.now().uptimeNanoseconds
-                let result = try? run("prefs", ["--file", url.path, "set", "counter", "\(round)"])
+                let result = try? ChildCommand(
+                    "prefs", ["--file", url.path, "set", "counter", "\(round)"]
+                ).runBlocking()
                 let returned = DispatchTime.now().uptimeNanoseconds
                 guard result?.status == 0 else {
                     outcome.withLock {

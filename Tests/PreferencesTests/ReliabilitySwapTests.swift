@@ -17,8 +17,9 @@ import Testing
     /// Another program (`mv`) renames `replacement` over `file`; this one
     /// blocks, for a store's transform (on the store's queue).
     static func swap(_ replacement: URL, over file: URL) {
-        let status = try? runTool("/usr/bin/mv", [replacement.path, file.path])
-        #expect(status == 0)
+        let moved = try? ChildCommand(program: "/usr/bin/mv", [replacement.path, file.path])
+            .runBlocking()
+        #expect(moved?.status == 0)
     }
 
     /// ``swap(_:over:)`` for a test's own task.

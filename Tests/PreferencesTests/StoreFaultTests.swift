@@ -72,23 +72,12 @@ struct StorePermissionFaultTests {
         try await store.set(.counter, 1)
         // The temp directory's parent must be reachable by the other user.
         _ = try await runTool("/bin/chmod", ["0755", directory.path])
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = [
-            "--reuid=65534", "--regid=65534", "--clear-groups", productURL("prefs-harness").path,
-            "increment", url.path, "counter", "1",
-        ]
-        process.environment = cleanEnvironment()
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = errors
-        try process.run()
-        let output = ChildOutput(errors.fileHandleForReading, name: "prefs-harness increment")
-        let status = try await waitForExit(process, "prefs-harness increment", output: output)
-        // The output has ended once the child has; read it to the end.
-        while try await output.nextLine() != nil {}
-        let message = output.transcript
-        #expect(status == 1, "\(message)")
+        let output = try await ChildCommand(
+            "prefs-harness", ["increment", url.path, "counter", "1"], output: .merged,
+            user: nobodyUser
+        ).run()
+        let message = output.standardOutput
+        #expect(output.status == 1, "\(message)")
         #expect(message.contains("Permission denied"), "\(message)")
         #expect(store[.counter] == 1)
         #expect(contents(url)?.contains("\"counter\" : 1") == true)

@@ -49,7 +49,9 @@ import Testing
     /// records an issue. The product does not exist, so the call fails at
     /// launch, after the report, and this test holds no thread of the pool.
     @Test func aBlockingRunFromATaskIsReported() {
-        func blockingRun() throws -> ProcessOutput { try run("no-such-product", []) }
+        func blockingRun() throws -> ProcessOutput {
+            try ChildCommand("no-such-product", []).runBlocking()
+        }
         withKnownIssue {
             #expect(throws: (any Error).self) { try blockingRun() }
         } matching: { issue in
@@ -60,13 +62,12 @@ import Testing
     /// A finished child lets go of its process and pipes: the suite runs
     /// hundreds of them, which would otherwise hold two descriptors each.
     @Test func aFinishedChildIsReleasedWithItsPipes() async throws {
-        weak var released: FinishingChild?
+        weak var released: RunningProcess?
         do {
-            let child = try FinishingChild(
-                "prefs", ["--version"], environment: nil, input: nil, user: nil)
+            let child = try ChildCommand("prefs", ["--version"]).start()
             released = child
-            await child.finished()
-            #expect(child.result().standardOutput == "prefs \(PreferencesVersion.current)\n")
+            let output = try await child.result()
+            #expect(output.standardOutput == "prefs \(PreferencesVersion.current)\n")
         }
         // Its reader threads let go of it once they have seen the end of output.
         let gone = await eventually { released == nil }

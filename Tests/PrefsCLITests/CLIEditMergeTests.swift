@@ -11,7 +11,7 @@ import Testing
 @Suite(.scaledTimeLimit(minutes: 10)) struct CLIEditMergeTests {
     /// a = 1, b = "x", started with an editor that waits for `go` and then
     /// writes `edited`; returns once the editor runs.
-    func editing(_ edited: String) async throws -> (EditWorkspace, FinishingChild) {
+    func editing(_ edited: String) async throws -> (EditWorkspace, RunningProcess) {
         let edit = try EditWorkspace()
         try await edit.workspace.prefsSucceeding([["set", "a", "1"], ["set", "b", "x"]])
         let child = try edit.startEdit(editor: try edit.waitingEditor(edited))
@@ -29,7 +29,7 @@ import Testing
         #expect(try await edit.workspace.storedValues() == ["a": 1, "b": "y"])
 
         try write("", to: edit.file("go"))
-        let output = try await edit.finish(child)
+        let output = try await child.result()
         #expect(output.status == 0, "\(output.standardError)")
         #expect(output.standardOutput == "a: 1 → 2\n")
         // b keeps the value set meanwhile: the editor left it as it was shown.
@@ -58,7 +58,7 @@ import Testing
         try await edit.workspace.prefsSucceeding([command])
         let before = try edit.workspace.fileState()
         try write("", to: edit.file("go"))
-        let output = try await edit.finish(child)
+        let output = try await child.result()
         #expect(output.status == 3)
         #expect(output.standardOutput == "")
         let kept = try #require(output.keptCopy, "\(output.standardError)")
@@ -74,7 +74,7 @@ import Testing
         let (edit, child) = try await editing(#"{"a": 2, "b": "x", "c": true}"#)
         try await edit.workspace.prefsSucceeding([["set", "a", "2"]])
         try write("", to: edit.file("go"))
-        let output = try await edit.finish(child)
+        let output = try await child.result()
         #expect(output.status == 0, "\(output.standardError)")
         #expect(output.standardOutput == "c: (unset) → true\n")
         #expect(try await edit.workspace.storedValues() == ["a": 2, "b": "x", "c": true])
@@ -85,7 +85,7 @@ import Testing
         try await edit.workspace.prefsSucceeding([["set", "a", "2"]])
         let before = try edit.workspace.fileState()
         try write("", to: edit.file("go"))
-        let output = try await edit.finish(child)
+        let output = try await child.result()
         #expect(output.status == 0, "\(output.standardError)")
         #expect(
             output.standardOutput == "nothing changed: the store already holds the edited values\n")

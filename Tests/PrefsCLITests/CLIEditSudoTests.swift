@@ -58,7 +58,7 @@ struct CLIEditSudoTests {
             throw error
         }
         try write("", to: records.appendingPathComponent("go"))
-        let output = try await edit.finish(child)
+        let output = try await child.result()
         // Outside the test's directory: a copy kept by a failure goes here.
         if let kept = output.keptCopy {
             try? FileManager.default.removeItem(atPath: parent(of: kept))

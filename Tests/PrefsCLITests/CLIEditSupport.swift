@@ -77,10 +77,11 @@ final class EditWorkspace: Sendable {
     }
 
     /// Starts the same without waiting for it.
-    func startEdit(editor: String, environment: [String: String] = [:]) throws -> FinishingChild {
-        try FinishingChild(
+    func startEdit(editor: String, environment: [String: String] = [:]) throws -> RunningProcess {
+        try ChildCommand(
             "prefs", ["--file", store.path, "edit"],
-            environment: editEnvironment(editor: editor, environment), input: nil, user: nil)
+            environment: editEnvironment(editor: editor, environment)
+        ).start()
     }
 
     func editEnvironment(editor: String?, _ extra: [String: String]) -> [String: String] {
@@ -103,20 +104,6 @@ final class EditWorkspace: Sendable {
             }
             try await Task.sleep(for: .milliseconds(10))
         }
-    }
-
-    /// Awaits a started `prefs edit` for at most `timeout`; kills it and
-    /// throws with what it printed when it runs longer.
-    func finish(_ child: FinishingChild, timeout: Duration = .seconds(90)) async throws
-        -> ProcessOutput
-    {
-        do {
-            try await withDeadline(child.commandLine, timeout: timeout) { await child.finished() }
-        } catch is DeadlineExceeded {
-            child.kill()
-            throw child.deadlineExceeded(timeout)
-        }
-        return child.result()
     }
 
     /// The copy's path the editor recorded.

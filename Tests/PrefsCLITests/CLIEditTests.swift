@@ -58,7 +58,7 @@ import Testing
         #expect(URL(fileURLWithPath: copy).lastPathComponent == "prefs.json")
         #expect(fileStatus(copy)?.st_uid == getuid())
         try write("", to: edit.file("go"))
-        let output = try await edit.finish(child)
+        let output = try await child.result()
         // Every key removed.
         #expect(output.status == 0, "\(output.standardError)")
         #expect(try await edit.workspace.storedValues() == [:])

@@ -9,14 +9,9 @@ import Testing
 /// statuses and single change as on a file.
 @Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .scaledTimeLimit(minutes: 3))
 struct EtcdCLIApplyTests {
-    /// Runs `prefs` off the cooperative pool, with PREFS_ETCD_* cleared.
+    /// Runs `prefs` with the clean environment (no PREFS_ETCD_*).
     func prefs(_ arguments: [String]) async throws -> ProcessOutput {
-        var environment = cleanEnvironment()
-        for name in ["PREFS_ETCD_ENDPOINTS", "PREFS_ETCD_USER", "PREFS_ETCD_PASSWORD"] {
-            environment[name] = nil
-        }
-        let final = environment
-        return try await offPool { try run("prefs", arguments, environment: final) }
+        try await runChild("prefs", arguments)
     }
 
     @Test func diffAndApplyWorkOnAKeyInEtcd() async throws {

@@ -18,11 +18,11 @@ struct EtcdCLIEditTests {
             let output = try await runChild("prefs", etcd + arguments, environment: environment)
             try #require(output.status == 0, "\(output.standardError)")
         }
-        let child = try FinishingChild(
+        let child = try ChildCommand(
             "prefs", etcd + ["edit"],
             environment: edit.editEnvironment(
-                editor: try edit.waitingEditor(#"{"a": 2, "b": "x"}"#), [:]),
-            input: nil, user: nil)
+                editor: try edit.waitingEditor(#"{"a": 2, "b": "x"}"#), [:])
+        ).start()
         try await edit.waitForFile("started")
         #expect(
             contents(edit.file("shown.json")) == "{\n  \"a\" : 1,\n  \"b\" : \"x\"\n}\n")
@@ -32,7 +32,7 @@ struct EtcdCLIEditTests {
         let set = try await runChild("prefs", etcd + ["set", "b", "y"], environment: environment)
         #expect(set.status == 0, "\(set.standardError)")
         try write("", to: edit.file("go"))
-        let output = try await edit.finish(child)
+        let output = try await child.result()
         #expect(output.status == 0, "\(output.standardError)")
         #expect(output.standardOutput == "a: 1 → 2\n")
         let listed = try await runChild("prefs", etcd + ["list"], environment: environment)
@@ -60,10 +60,10 @@ struct EtcdCLIEditTests {
             let output = try await runChild("prefs", etcd + arguments)
             try #require(output.status == 0, "\(output.standardError)")
         }
-        let child = try FinishingChild(
+        let child = try ChildCommand(
             "prefs", etcd + ["edit"],
-            environment: edit.editEnvironment(editor: try edit.waitingEditor(edited), [:]),
-            input: nil, user: nil)
+            environment: edit.editEnvironment(editor: try edit.waitingEditor(edited), [:])
+        ).start()
         try await edit.waitForFile("started")
         // While the editor is open, another prefs changes the store.
         let changed = try await runChild("prefs", etcd + command)
@@ -74,7 +74,7 @@ struct EtcdCLIEditTests {
         #expect(before.map(\.key).contains(key), "\(before.map(\.key))")
 
         try write("", to: edit.file("go"))
-        let output = try await edit.finish(child)
+        let output = try await child.result()
         #expect(output.status == 3, "\(output.standardError)")
         #expect(output.standardOutput == "")
         let kept = try #require(output.keptCopy, "\(output.standardError)")

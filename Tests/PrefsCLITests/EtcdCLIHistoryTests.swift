@@ -15,11 +15,9 @@ import Testing
 /// same output as on a file.
 @Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .scaledTimeLimit(minutes: 3))
 struct EtcdCLIHistoryTests {
+    /// Runs `prefs` with the clean environment (no PREFS_ETCD_*).
     func prefs(_ arguments: [String]) async throws -> ProcessOutput {
-        var environment = cleanEnvironment()
-        environment["PREFS_ETCD_ENDPOINTS"] = nil
-        let final = environment
-        return try await offPool { try run("prefs", arguments, environment: final) }
+        try await runChild("prefs", arguments)
     }
 
     /// The times (`at`) of the history entries the document at `key`

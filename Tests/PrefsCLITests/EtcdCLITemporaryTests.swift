@@ -10,11 +10,9 @@ import Testing
 /// Sources/Preferences/Preferences.docc/ChangingSettingsSafely.md).
 @Suite(.enabled(if: etcdAvailable, etcdUnavailableReason), .scaledTimeLimit(minutes: 3))
 struct EtcdCLITemporaryTests {
+    /// Runs `prefs` with the clean environment (no PREFS_ETCD_*).
     func prefs(_ arguments: [String]) async throws -> ProcessOutput {
-        var environment = cleanEnvironment()
-        environment["PREFS_ETCD_ENDPOINTS"] = nil
-        let final = environment
-        return try await offPool { try run("prefs", arguments, environment: final) }
+        try await runChild("prefs", arguments)
     }
 
     @Test func aFreshReaderSeesTheEarlierValueAfterTheEnd() async throws {

@@ -12,18 +12,13 @@ import Testing
     .serialized, .takesTurns(.clusters), .enabled(if: etcdAvailable, etcdUnavailableReason),
     .scaledTimeLimit(minutes: 3))
 struct EtcdCLITests {
-    /// Runs `prefs` off the cooperative pool, with PREFS_ETCD_* cleared
-    /// and `environment` added.
+    /// Runs `prefs` with the clean environment (no PREFS_ETCD_*) and
+    /// `environment` added.
     func prefs(_ arguments: [String], environment: [String: String] = [:]) async throws
         -> ProcessOutput
     {
-        var merged = cleanEnvironment()
-        for name in ["PREFS_ETCD_ENDPOINTS", "PREFS_ETCD_USER", "PREFS_ETCD_PASSWORD"] {
-            merged[name] = nil
-        }
-        merged.merge(environment) { _, new in new }
-        let final = merged
-        return try await offPool { try run("prefs", arguments, environment: final) }
+        try await runChild(
+            "prefs", arguments, environment: cleanEnvironment().merging(environment) { $1 })
     }
 
     @Test func everyCommandWorksOnASuiteInEtcdWithTheSameOutput() async throws {

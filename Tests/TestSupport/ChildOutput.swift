@@ -37,8 +37,9 @@ private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?,
 /// printed so far.
 package final class ChildOutput: Sendable {
     private struct State {
-        package var buffer: [UInt8] = []
         package var transcript: [UInt8] = []
+        /// How much of the transcript has been handed out as lines.
+        package var taken = 0
         package var ended = false
         package var waiter: CheckedContinuation<Void, Never>?
     }
@@ -48,9 +49,15 @@ package final class ChildOutput: Sendable {
     private let arrived = NSCondition()
     package let name: String
 
-    /// Starts reading `handle` until end of file.
-    package init(_ handle: FileHandle, name: String) {
+    /// Starts reading `handle` until end of file, then closes it and calls
+    /// `ended`; with no handle, the output has ended already.
+    package init(_ handle: FileHandle?, name: String, ended: @escaping @Sendable () -> Void = {}) {
         self.name = name
+        guard let handle else {
+            state.withLock { $0.ended = true }
+            ended()
+            return
+        }
         Thread { [self] in
             while true {
                 let chunk = handle.nextChunk()
@@ -58,7 +65,6 @@ package final class ChildOutput: Sendable {
                     if chunk.isEmpty {
                         state.ended = true
                     } else {
-                        state.buffer += chunk
                         state.transcript += chunk
                     }
                     defer { state.waiter = nil }
@@ -68,8 +74,10 @@ package final class ChildOutput: Sendable {
                 arrived.lock()
                 arrived.broadcast()
                 arrived.unlock()
-                if chunk.isEmpty { return }
+                if chunk.isEmpty { break }
             }
+            try? handle.close()
+            ended()
         }.start()
     }
 
@@ -80,9 +88,9 @@ package final class ChildOutput: Sendable {
 
     private func takeLine() -> (line: String?, ended: Bool) {
         state.withLock { state in
-            if let newline = state.buffer.firstIndex(of: 0x0A) {
-                let line = String(decoding: state.buffer[..<newline], as: UTF8.self)
-                state.buffer.removeSubrange(...newline)
+            if let newline = state.transcript[state.taken...].firstIndex(of: 0x0A) {
+                let line = String(decoding: state.transcript[state.taken..<newline], as: UTF8.self)
+                state.taken = newline + 1
                 return (line, false)
             }
             return (nil, state.ended)
@@ -136,7 +144,9 @@ package final class ChildOutput: Sendable {
         }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ready = state.withLock { state -> Bool in
-                if state.ended || state.buffer.contains(0x0A) || ContinuousClock.now >= deadline {
+                if state.ended || state.transcript[state.taken...].contains(0x0A)
+                    || ContinuousClock.now >= deadline
+                {
                     return true
                 }
                 state.waiter?.resume()
@@ -169,25 +179,5 @@ package final class ChildOutput: Sendable {
             "\(name): expected \"\(expected)\", it printed: \"\(transcript)\"",
             sourceLocation: sourceLocation)
         return line == expected
-    }
-}
-
-/// Waits for `process` to end, off the cooperative pool, for at most
-/// `timeout`; on time out the child is killed and the wait throws.
-package func waitForExit(
-    _ process: Process, _ name: String, timeout: Duration = .seconds(120),
-    output: ChildOutput? = nil
-) async throws -> Int32 {
-    do {
-        return try await onOwnThread(
-            "\(name) to exit", timeout: timeout,
-            detail: { output.map { "; it printed: \"\($0.transcript)\"" } ?? "" }
-        ) {
-            process.waitUntilExit()
-            return process.terminationStatus
-        }
-    } catch {
-        if process.isRunning { sendSignal(SIGKILL, to: process.processIdentifier) }
-        throw error
     }
 }

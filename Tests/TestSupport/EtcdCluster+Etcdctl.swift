@@ -1,6 +1,6 @@
-import Dispatch
 import Foundation
 import PreferencesTesting
+import Testing
 
 /// `etcdctl` against the cluster, and the users and roles set up with it.
 extension EtcdCluster {
@@ -19,7 +19,9 @@ extension EtcdCluster {
         ]
         if let user { all.append("--user=\(user)") }
         if let tls { all.append("--cacert=\(tls.authority)") }
-        return try runBounded("/usr/bin/timeout", all + arguments, input: input)
+        return try ChildCommand(
+            program: "/usr/bin/timeout", all + arguments, input: input.map { .text($0) } ?? .none
+        ).runBlocking()
     }
 
     /// The root user and its password, for `etcdctl --user` once
@@ -64,39 +66,4 @@ extension EtcdCluster {
         ]
         for step in steps { try etcdctlChecked(step) }
     }
-}
-
-/// Runs a program to completion with optional standard input. Every caller
-/// runs it under `timeout --signal=KILL N`, which bounds the wait: the
-/// program's pipes close when `timeout` kills it.
-package func runBounded(
-    _ path: String, _ arguments: [String], input: String? = nil,
-    environment: [String: String]? = nil
-) throws -> ProcessOutput {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let out = Pipe()
-    let err = Pipe()
-    let inPipe = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = inPipe
-    try process.run()
-    if let input { inPipe.fileHandleForWriting.write(Data(input.utf8)) }
-    try inPipe.fileHandleForWriting.close()
-    let errors = LockedBox(Data())
-    let readErrors = DispatchSemaphore(value: 0)
-    DispatchQueue.global().async {
-        errors.value = err.fileHandleForReading.readDataToEndOfFile()
-        readErrors.signal()
-    }
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    readErrors.wait()
-    process.waitUntilExit()
-    return ProcessOutput(
-        status: process.terminationStatus,
-        standardOutput: String(decoding: outData, as: UTF8.self),
-        standardError: String(decoding: errors.value, as: UTF8.self))
 }

@@ -89,7 +89,7 @@ extension EtcdCluster {
         let seconds = TestTime.scaled(seconds: 10)
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            for index in members.indices where members[index].process != nil {
+            for index in members.indices where members[index].child != nil {
                 if let status = status(index), !status.leader.isEmpty,
                     status.leader == status.memberID
                 {

@@ -50,9 +50,8 @@ package final class EtcdCluster: @unchecked Sendable {
         package let clientPort: Int
         package let peerPort: Int
         package let dataDirectory: String
-        package var process: Process?
-        /// Signalled when `process` has exited.
-        package var exited: DispatchSemaphore?
+        /// The member's `timeout` wrapper, which runs the server.
+        package var child: RunningProcess?
         package var scheme = "http"
         package var clientURL: URL { URL(string: "\(scheme)://127.0.0.1:\(clientPort)")! }
         package var peerURL: String { "http://127.0.0.1:\(peerPort)" }
@@ -111,7 +110,7 @@ package final class EtcdCluster: @unchecked Sendable {
                 Member(
                     name: "m\(index)", clientPort: ports.removeFirst(),
                     peerPort: ports.removeFirst(),
-                    dataDirectory: directory.path + "/start\(attempt)/m\(index)", process: nil,
+                    dataDirectory: directory.path + "/start\(attempt)/m\(index)", child: nil,
                     scheme: tls == nil ? "http" : "https")
             }
             for index in members.indices { try launch(index, state: "new") }
@@ -169,9 +168,8 @@ package final class EtcdCluster: @unchecked Sendable {
     private func launch(_ index: Int, state: String) throws {
         let member = members[index]
         let initialCluster = members.map { "\($0.name)=\($0.peerURL)" }.joined(separator: ",")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        process.arguments =
+        let command = ChildCommand(
+            program: "/usr/bin/timeout",
             [
                 "--signal=KILL", "\(lifetime)", etcdServerPath!,
                 "--name", member.name, "--data-dir", member.dataDirectory,
@@ -186,33 +184,17 @@ package final class EtcdCluster: @unchecked Sendable {
                 "--election-timeout", "\(Self.electionTimeout)",
                 "--logger", "zap", "--log-level", "error",
             ] + extraArguments
-            + (tls.map { ["--cert-file", $0.certificate, "--key-file", $0.key] } ?? [])
-        let log = FileHandle(
-            forWritingAtPath: createLog(directory.path + "/\(member.name).log"))
-        process.standardOutput = log
-        process.standardError = log
-        process.standardInput = FileHandle.nullDevice
-        let exited = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in exited.signal() }
-        try process.run()
-        // The member has its own copy; keep no descriptor per launch here.
-        try? log?.close()
+                + (tls.map { ["--cert-file", $0.certificate, "--key-file", $0.key] } ?? []),
+            output: .log(directory.path + "/\(member.name).log"))
+        let child = try command.start()
         lock.lock()
-        members[index].process = process
-        members[index].exited = exited
+        members[index].child = child
         lock.unlock()
-    }
-
-    private func createLog(_ path: String) -> String {
-        if !FileManager.default.fileExists(atPath: path) {
-            _ = FileManager.default.createFile(atPath: path, contents: nil)
-        }
-        return path
     }
 
     /// The etcd process under a member's `timeout` wrapper.
     private func serverPID(_ index: Int) -> Int32? {
-        guard let wrapper = members[index].process, wrapper.isRunning else { return nil }
+        guard let wrapper = members[index].child?.process, wrapper.isRunning else { return nil }
         let pid = wrapper.processIdentifier
         let children = try? String(
             contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)
@@ -228,21 +210,20 @@ package final class EtcdCluster: @unchecked Sendable {
     /// as its child, dies with the group; a wrapper killed before it made
     /// the group has started no server.
     package func kill(_ index: Int) {
-        guard let process = members[index].process else { return }
+        guard let wrapper = members[index].child else { return }
         if let server = serverPID(index) { sendSignal(SIGKILL, to: server) }
-        if process.isRunning {
-            sendSignal(SIGKILL, to: -process.processIdentifier)
-            sendSignal(SIGKILL, to: process.processIdentifier)
+        if wrapper.process.isRunning {
+            sendSignal(SIGKILL, to: -wrapper.process.processIdentifier)
+            wrapper.kill()
         }
-        let limit = TestTime.scaled(seconds: 10)
-        if members[index].exited?.wait(timeout: .now() + limit) == .timedOut {
+        do {
+            _ = try wrapper.wait(timeout: .seconds(10))
+        } catch {
             Issue.record(
-                "etcd member \(members[index].name) (pid \(process.processIdentifier)) was still running \(limit) s after SIGKILL"
-            )
+                "etcd member \(members[index].name) was still running after SIGKILL: \(error)")
         }
         lock.lock()
-        members[index].process = nil
-        members[index].exited = nil
+        members[index].child = nil
         lock.unlock()
     }
 

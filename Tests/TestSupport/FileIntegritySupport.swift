@@ -11,8 +11,8 @@ import Testing
 #endif
 
 /// Helpers for the file backend's integrity tests: waits with deadlines that
-/// never block Swift's cooperative pool, children that hold a store's lock
-/// or run as another user, and a file system with coarse timestamps.
+/// never block Swift's cooperative pool, children that hold a store's lock,
+/// and a file system with coarse timestamps.
 package enum FileIntegrity {
     /// Resumes a continuation once, from whichever side finishes first.
     private final class Once<T: Sendable>: Sendable {
@@ -58,16 +58,6 @@ package enum FileIntegrity {
         }
     }
 
-    /// Runs a product to completion as `user` (via setpriv), or as ourselves
-    /// when nil, waiting off the cooperative pool at most `seconds`; past
-    /// that the child is killed and the call throws with what it printed.
-    package static func runProduct(
-        _ product: String, _ arguments: [String], as user: UInt32? = nil,
-        within seconds: Double = 60
-    ) async throws -> ProcessOutput {
-        try await runChild(product, arguments, as: user, timeout: .seconds(seconds))
-    }
-
     /// `stat` of a path without following a final symlink.
     package static func linkOwner(_ path: String) -> UInt32? {
         fileStatus(path, followingLinks: false).map { UInt32($0.st_uid) }
@@ -84,48 +74,31 @@ package enum FileIntegrity {
 
 /// A `prefs-harness hold-lock` child: it takes a store's lock and holds it
 /// until its standard input closes (or it is killed).
-package final class LockHolder: @unchecked Sendable {
-    package let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
+package final class LockHolder: Sendable {
+    private let child: RunningProcess
 
     /// Starts the child and waits (at most 30 s) until it holds the lock.
     package init(_ url: URL) async throws {
-        process.executableURL = productURL("prefs-harness")
-        process.arguments = ["hold-lock", url.path]
-        process.environment = cleanEnvironment()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.standardError
-        try process.run()
-        let reader = output.fileHandleForReading
-        let line = await FileIntegrity.onThread(within: 30) {
-            var buffer = Data()
-            while !buffer.contains(0x0A) {
-                let chunk = reader.nextChunk()
-                if chunk.isEmpty { break }
-                buffer.append(chunk)
-            }
-            return String(decoding: buffer, as: UTF8.self)
-        }
-        guard line == "locked\n" else {
-            process.terminate()
-            throw PreferencesError.io(
-                operation: "start", path: "prefs-harness hold-lock", code: 0,
-                message: "waited 30 s for \"locked\", the child printed \(line.debugDescription)")
+        child = try ChildCommand(
+            "prefs-harness", ["hold-lock", url.path], input: .open, output: .errorsShown
+        ).start()
+        let line = try await child.nextLine(timeout: .seconds(30))
+        guard line == "locked" else {
+            throw DeadlineExceeded(
+                description: "\(child.commandLine) said \(line.debugDescription), not \"locked\"")
         }
     }
 
-    package var pid: Int32 { process.processIdentifier }
+    package var pid: Int32 { child.process.processIdentifier }
 
-    package func stop() { sendSignal(SIGSTOP, to: pid) }
+    package func stop() { child.kill(SIGSTOP) }
 
     /// Closes the child's input: it lets the lock go and exits.
-    package func release() { try? input.fileHandleForWriting.close() }
+    package func release() { child.closeInput() }
 
     // Killed, not waited for: a deinit runs on whatever thread drops the
-    // last reference, often one of the cooperative pool's. Foundation reaps it.
-    deinit { sendSignal(SIGKILL, to: pid) }
+    // last reference, often one of the cooperative pool's.
+    deinit { child.kill() }
 }
 
 /// A ramfs mounted for one test (root on Linux only). Its timestamps come

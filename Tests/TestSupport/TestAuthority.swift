@@ -39,7 +39,8 @@ extension EtcdCluster.TLS {
         try write("subjectAltName=IP:127.0.0.1\n", to: directory.file("server.ext"))
         for step in steps {
             let result = try await offPool {
-                try runBounded("/usr/bin/timeout", ["30", "/usr/bin/openssl"] + step)
+                try ChildCommand(program: "/usr/bin/timeout", ["30", "/usr/bin/openssl"] + step)
+                    .runBlocking()
             }
             guard result.status == 0 else {
                 throw EtcdCluster.ClusterError(message: "openssl: \(result.standardError)")
@@ -163,9 +164,10 @@ package enum SystemTrustStore {
     }
 
     private static func rebuild() throws {
-        let result = try runBounded(
-            "/usr/bin/timeout",
-            ["--signal=KILL", "120", "/usr/bin/flock", "-w", "100", lock, update])
+        let result = try ChildCommand(
+            program: "/usr/bin/timeout",
+            ["--signal=KILL", "120", "/usr/bin/flock", "-w", "100", lock, update]
+        ).runBlocking(timeout: .seconds(150))
         guard result.status == 0 else {
             throw Failure(
                 description:

@@ -47,78 +47,6 @@ package func productURL(_ name: String) -> URL {
     return directory.appendingPathComponent(name)
 }
 
-/// The result of a finished child process.
-package struct ProcessOutput: Sendable {
-    package var status: Int32
-    package var standardOutput: String
-    package var standardError: String
-}
-
-/// A running child whose standard output is read line by line on a thread
-/// of its own; every wait has a deadline and fails with what it printed.
-package final class RunningProcess: @unchecked Sendable {
-    package let process = Process()
-    private let output = Pipe()
-    package let lines: ChildOutput
-
-    package init(_ product: String, _ arguments: [String], environment: [String: String]? = nil)
-        throws
-    {
-        process.executableURL = productURL(product)
-        process.arguments = arguments
-        process.environment = environment ?? cleanEnvironment()
-        process.standardOutput = output
-        process.standardError = FileHandle.standardError
-        try process.run()
-        lines = ChildOutput(
-            output.fileHandleForReading,
-            name: ([product] + arguments.prefix(1)).joined(separator: " "))
-    }
-
-    /// Everything the child printed so far.
-    package var transcript: String { lines.transcript }
-
-    /// The next line of output, or nil at its end.
-    package func nextLine(timeout: Duration = .seconds(60)) async throws -> String? {
-        try await lines.nextLine(timeout: timeout)
-    }
-
-    /// ``nextLine(timeout:)`` for code on a thread of its own.
-    @available(*, noasync, message: "use nextLine(timeout:)")
-    package func readLine(timeout: Duration = .seconds(60)) throws -> String? {
-        try lines.blockingNextLine(timeout: timeout)
-    }
-
-    package func kill(_ signal: Int32 = SIGKILL) {
-        sendSignal(signal, to: process.processIdentifier)
-    }
-
-    /// Waits for the child to end (off the cooperative pool) and returns its
-    /// status; a child still running after `timeout` is killed and the wait throws.
-    package func exit(timeout: Duration = .seconds(120)) async throws -> Int32 {
-        try await waitForExit(process, lines.name, timeout: timeout, output: lines)
-    }
-
-    /// ``exit(timeout:)`` for code on a thread of its own.
-    @available(*, noasync, message: "use exit(timeout:)")
-    package func wait(timeout: Duration = .seconds(120)) throws -> Int32 {
-        let done = DispatchSemaphore(value: 0)
-        Thread { [process] in
-            process.waitUntilExit()
-            done.signal()
-        }.start()
-        let timeout = TestTime.scaled(timeout)
-        guard done.wait(timeout: .now() + timeout.seconds) == .success
-        else {
-            kill()
-            throw DeadlineExceeded(
-                description: "\(lines.name) did not exit within \(timeout); it printed: "
-                    + "\"\(lines.transcript)\"")
-        }
-        return process.terminationStatus
-    }
-}
-
 /// Bytes of a file, or nil.
 package func contents(_ url: URL) -> String? {
     (try? Data(contentsOf: url)).map { String(decoding: $0, as: UTF8.self) }
@@ -233,14 +161,6 @@ package func withoutChangeRecords(_ text: String?) -> String? {
     return PreferenceValue.object(members).jsonText
 }
 
-/// Whether children can be started as another user (root with setpriv).
-package let canSwitchUser: Bool =
-    getuid() == 0
-    && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
-
-/// The unprivileged user the permission faults run as.
-package let nobodyUser: UInt32 = 65534
-
 /// Gives `path` to `user` (the fault harness runs its child as that user).
 package func giveAway(_ path: String, to user: UInt32) {
     _ = chown(path, uid_t(user), gid_t(user))
@@ -252,15 +172,4 @@ package func fileStatus(_ path: String, followingLinks: Bool = true) -> stat? {
     var info = stat()
     let result = followingLinks ? stat(path, &info) : lstat(path, &info)
     return result == 0 ? info : nil
-}
-
-/// This process's environment without what changes how the library and
-/// `prefs` behave (`PREFS_*`, `XDG_CONFIG_HOME`, `SUDO_*`, `VISUAL`,
-/// `EDITOR`): what every child a test starts gets, plus what the test sets,
-/// so a variable in the developer's shell never changes a result.
-package func cleanEnvironment() -> [String: String] {
-    ProcessInfo.processInfo.environment.filter { key, _ in
-        !key.hasPrefix("PREFS_") && !key.hasPrefix("SUDO_")
-            && !["XDG_CONFIG_HOME", "VISUAL", "EDITOR"].contains(key)
-    }
 }

@@ -5,12 +5,6 @@ import Testing
 
 @testable import Preferences
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// How hard the reliability harnesses push: the quick mode runs in every
 /// `swift test`; `PREFS_RELIABILITY=full` (set by `scripts/reliability.sh`)
 /// runs the long version. `PREFS_RELIABILITY_SEED` repeats a run's random
@@ -59,39 +53,23 @@ func storedInteger(_ key: String, in url: URL) throws -> Int64? {
 /// driven line by line, optionally running as another user. Every answer is
 /// awaited with a deadline, off the cooperative pool.
 final class ServedStore {
-    let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private let lines: ChildOutput
+    private let child: RunningProcess
 
-    /// Starts the child on `url`; with `user`, as that uid and gid (via setpriv).
+    /// Starts the child on `url`; with `user`, as that uid and gid.
     init(_ url: URL, user: UInt32? = nil) async throws {
-        let harness = productURL("prefs-harness").path
-        if let user {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = [
-                "--reuid=\(user)", "--regid=\(user)", "--clear-groups", harness, "serve", url.path,
-            ]
-        } else {
-            process.executableURL = URL(fileURLWithPath: harness)
-            process.arguments = ["serve", url.path]
-        }
-        process.environment = cleanEnvironment()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        lines = ChildOutput(output.fileHandleForReading, name: "prefs-harness serve")
-        try await lines.expectLine("ready")
+        child = try ChildCommand(
+            "prefs-harness", ["serve", url.path], input: .open, output: .merged, user: user
+        ).start()
+        try await child.lines.expectLine("ready")
     }
 
     /// Sends one command and returns the child's answer.
     func send(_ command: String) async throws -> String {
-        input.fileHandleForWriting.write(Data((command + "\n").utf8))
-        guard let answer = try await lines.nextLine() else {
+        child.send(command + "\n")
+        guard let answer = try await child.nextLine() else {
             throw DeadlineExceeded(
-                description: "prefs-harness serve ended before answering \"\(command)\"; "
-                    + "it printed: \"\(lines.transcript)\"")
+                description: "\(child.commandLine) ended before answering \"\(command)\"; "
+                    + "it printed: \"\(child.transcript)\"")
         }
         return answer
     }
@@ -105,13 +83,13 @@ final class ServedStore {
 
     /// Ends the child (end of input) and waits for it, with a deadline.
     func stop() async throws {
-        try? input.fileHandleForWriting.close()
-        let status = try await waitForExit(process, "prefs-harness serve", output: lines)
-        #expect(status == 0, "prefs-harness serve printed: \"\(lines.transcript)\"")
+        child.closeInput()
+        let status = try await child.exit()
+        #expect(status == 0, "prefs-harness serve printed: \"\(child.transcript)\"")
     }
 
     deinit {
-        try? input.fileHandleForWriting.close()
-        if process.isRunning { sendSignal(SIGKILL, to: process.processIdentifier) }
+        child.closeInput()
+        child.kill()
     }
 }
