@@ -24,7 +24,7 @@ package final class FinishingChild: @unchecked Sendable {
 
     // `process` is configured in `init` and only read afterwards.
     private let process = Process()
-    private let state = LockedBox(State())
+    private let state = Locked(State())
     /// The command as a reader would type it, for failure messages.
     package let commandLine: String
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Preferences
 import PreferencesTesting
 
 /// `etcdctl` against the cluster, and the users and roles set up with it.
@@ -86,10 +87,10 @@ package func runBounded(
     try process.run()
     if let input { inPipe.fileHandleForWriting.write(Data(input.utf8)) }
     try inPipe.fileHandleForWriting.close()
-    let errors = LockedBox(Data())
+    let errors = Locked(Data())
     let readErrors = DispatchSemaphore(value: 0)
     DispatchQueue.global().async {
-        errors.value = err.fileHandleForReading.readDataToEndOfFile()
+        errors.withLock { $0 = err.fileHandleForReading.readDataToEndOfFile() }
         readErrors.signal()
     }
     let outData = out.fileHandleForReading.readDataToEndOfFile()

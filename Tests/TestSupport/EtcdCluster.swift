@@ -76,7 +76,7 @@ package final class EtcdCluster: @unchecked Sendable {
     private(set) var members: [Member]
     package let token = "prefs-test-\(UUID().uuidString.prefix(8))"
     package let extraArguments: [String]
-    private let lock = NSLock()
+    private let lock = Locked(())
 
     /// With TLS: the server's certificate and key, and the authority that
     /// signed it (for `etcdctl`); clients then use `https://`.
@@ -197,10 +197,10 @@ package final class EtcdCluster: @unchecked Sendable {
         try process.run()
         // The member has its own copy; keep no descriptor per launch here.
         try? log?.close()
-        lock.lock()
-        members[index].process = process
-        members[index].exited = exited
-        lock.unlock()
+        lock.withLock { _ in
+            members[index].process = process
+            members[index].exited = exited
+        }
     }
 
     private func createLog(_ path: String) -> String {
@@ -240,10 +240,10 @@ package final class EtcdCluster: @unchecked Sendable {
                 "etcd member \(members[index].name) (pid \(process.processIdentifier)) was still running \(limit) s after SIGKILL"
             )
         }
-        lock.lock()
-        members[index].process = nil
-        members[index].exited = nil
-        lock.unlock()
+        lock.withLock { _ in
+            members[index].process = nil
+            members[index].exited = nil
+        }
     }
 
     /// Stops a member with SIGSTOP: it keeps its sockets open and answers
