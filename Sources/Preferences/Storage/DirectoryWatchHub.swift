@@ -1,6 +1,5 @@
 #if canImport(Glibc) || canImport(Musl)
     import Dispatch
-    import Synchronization
 
     /// The process's one inotify instance, shared by every ``FileWatcher``
     /// (S16, <doc:StoreGuarantees>).

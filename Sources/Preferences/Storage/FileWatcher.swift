@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// Notices writes to a file by other processes and calls back (C3,
 /// <doc:ObservingChanges>; S16, <doc:StoreGuarantees>).
