@@ -58,8 +58,8 @@ extension DispatchQueue {
     /// first one interval from now; its owner resumes and cancels it.
     ///
     /// Work that repeats goes through this; work done once later is
-    /// `asyncAfter` (or `Task.sleep` in async code), and checks when it runs
-    /// whether it is still wanted.
+    /// `asyncAfter` (a deadline already passed runs at once) or, in async
+    /// code, `Task.sleep`, and checks when it runs whether it is still wanted.
     package func repeatingTimer(
         every interval: DispatchTimeInterval, _ handler: @escaping @Sendable () -> Void
     ) -> any DispatchSourceTimer {
