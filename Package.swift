@@ -23,7 +23,7 @@ let package = Package(
     targets: [
         .target(name: "Preferences"),
         .target(name: "PreferencesEtcd", dependencies: ["Preferences"]),
-        .target(name: "PreferencesEtcdTLS", dependencies: ["PreferencesEtcd"]),
+        .target(name: "PreferencesEtcdTLS", dependencies: ["Preferences", "PreferencesEtcd"]),
         .target(name: "PreferencesTesting", dependencies: ["Preferences"]),
         .target(name: "PrefsCLI", dependencies: ["Preferences", "PreferencesEtcd"]),
         .executableTarget(name: "prefs", dependencies: ["PrefsCLI"]),

@@ -55,7 +55,7 @@ final class EtcdClient: Sendable {
     /// when no endpoint is `https` (``init(configuration:subject:)`` refuses
     /// them).
     private let secureTransport: any EtcdTransport
-    private let shared = Protected(Shared())
+    private let shared = Locked(Shared())
 
     private struct Shared {
         var preferred = 0

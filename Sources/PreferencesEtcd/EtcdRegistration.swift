@@ -41,12 +41,9 @@ final class EtcdRegistration: ReplicaRegistration, @unchecked Sendable {
         try queue.sync {
             self.replica = replica
             try grantAndPut()
-            let timer = DispatchSource.makeTimerSource(queue: queue)
-            let interval = max(0.1, ttl / 3)
-            timer.schedule(deadline: .now() + interval, repeating: interval)
-            timer.setEventHandler { [weak self] in self?.keepAlive() }
-            timer.resume()
-            self.timer = timer
+            let interval = DispatchTimeInterval.milliseconds(max(100, Int(ttl * 1_000 / 3)))
+            timer = queue.repeatingTimer(every: interval) { [weak self] in self?.keepAlive() }
+            timer?.resume()
         }
     }
 

@@ -66,7 +66,7 @@ public final class EtcdStorage: PreferencesStorage {
     public let configuration: EtcdConfiguration
     private let sharesState: Bool
     let client: EtcdClient
-    private let known = Protected(Known())
+    private let known = Locked(Known())
 
     /// What this backend last learned about the key, from any source.
     private struct Known {

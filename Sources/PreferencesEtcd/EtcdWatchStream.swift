@@ -46,7 +46,7 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     private let queue = DispatchQueue(label: "preferences.etcd.watch")
     /// Health checks block; they run here, never on `queue`.
     private let checkQueue = DispatchQueue(label: "preferences.etcd.watch-check")
-    private let cancelled = Protected(false)
+    private let cancelled = Locked(false)
     /// Held while an event is delivered and while the watch is cancelled,
     /// so that no event reaches `onEvent` once ``cancel()`` has returned.
     /// Recursive: `onEvent` may cancel the watch it is called by.

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Preferences
 import PreferencesEtcd
 
 #if canImport(FoundationNetworking)
@@ -48,7 +49,7 @@ final class URLSessionTransport: EtcdTransport {
         guard remaining > 0 else { return .transport(message: "timed out", sent: false) }
         let request = Self.request(path, payload, to: endpoint, token: token, timeout: remaining)
         let done = DispatchSemaphore(value: 0)
-        let result = Protected<(Data?, URLResponse?, (any Error)?)?>(nil)
+        let result = Locked<(Data?, URLResponse?, (any Error)?)?>(nil)
         let task = session.dataTask(with: request) { data, response, error in
             result.withLock { $0 = (data, response, error) }
             done.signal()

@@ -46,7 +46,7 @@ package struct DeadlineExceeded: Error, CustomStringConvertible {
 
 /// The first of two outcomes wins; the other is dropped.
 private final class Race<Value: Sendable>: Sendable {
-    private let state = LockedBox<(CheckedContinuation<Value, any Error>?, Task<Void, Never>?)>(
+    private let state = Locked<(CheckedContinuation<Value, any Error>?, Task<Void, Never>?)>(
         (nil, nil))
 
     package func start(_ continuation: CheckedContinuation<Value, any Error>) {
@@ -123,21 +123,5 @@ package func withDeadline<Value: Sendable>(
 extension Result where Failure == any Error {
     package init(catching body: () async throws -> Success) async {
         do { self = .success(try await body()) } catch { self = .failure(error) }
-    }
-}
-
-/// A value shared between threads in test helpers (the store's pthread
-/// mutex, which ThreadSanitizer models; `Mutex` it does not).
-package final class LockedBox<Value>: @unchecked Sendable {
-    private let locked: Locked<Value>
-    package init(_ value: Value) { locked = Locked(value) }
-    package var value: Value {
-        get { locked.withLock { $0 } }
-        set { locked.withLock { $0 = newValue } }
-    }
-
-    /// Runs `body` with the value, holding the lock.
-    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        try locked.withLock(body)
     }
 }

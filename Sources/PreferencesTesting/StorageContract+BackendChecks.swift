@@ -282,13 +282,13 @@ extension StorageContract {
     /// after their watch's cancel() had returned (it may still grow while
     /// late calls land: read it last).
     static func callsAfterCancel(_ subject: Subject, _ contract: StorageContract)
-        async throws -> LockedBox<Int>
+        async throws -> Locked<Int>
     {
         let (storage, other) = (subject.storage, subject.otherHandle)
-        let late = LockedBox(0)
+        let late = Locked(0)
         for round in 0..<cancelRounds {
             let events = EventLog()
-            let returned = LockedBox(false)
+            let returned = Locked(false)
             let watch = try #require(
                 try await contract.call("watch \(round)") {
                     try storage.watch { event in
@@ -325,7 +325,7 @@ extension StorageContract {
                         ifRevision: other.read().revision)
                 }
                 watch.cancel()
-                returned.value = true
+                returned.withLock { $0 = true }
             }
         }
         return late
@@ -362,7 +362,7 @@ extension StorageContract {
 
 /// Counts a watch's events and lets a check await the next one.
 final class EventLog: Sendable {
-    private let state = LockedBox<(count: Int, waiters: [(Int, CheckedContinuation<Int, Never>)])>(
+    private let state = Locked<(count: Int, waiters: [(Int, CheckedContinuation<Int, Never>)])>(
         (0, []))
 
     var count: Int { state.value.count }

@@ -193,7 +193,7 @@ extension StorageContract {
     }
 
     static func migrationRunsOnce(_ subject: Subject, _ contract: StorageContract) async throws {
-        let runs = LockedBox(0)
+        let runs = Locked(0)
         let migrations: [any PreferencesMigration] = [
             VersionedMigration(version: 1) { prefs in
                 runs.withLock { $0 += 1 }

@@ -1,6 +1,5 @@
 import Foundation
 import Preferences
-import Synchronization
 
 /// One row of the results table.
 struct Row: Codable {
@@ -301,7 +300,7 @@ struct Cases {
         store: PreferencesStore, count: Int,
         write: (PreferencesStore, Int) async throws -> Int64
     ) async throws -> [Double] {
-        let received = Mutex<[Int: Int64]>([:])
+        let received = Locked<[Int: Int64]>([:])
         let (arrivals, arrival) = AsyncStream<Int>.makeStream()
         let feed = store.changes(.benchCounter)
         let consumer = Task {

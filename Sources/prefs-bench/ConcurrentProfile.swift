@@ -1,6 +1,5 @@
 import Foundation
 import Preferences
-import Synchronization
 
 /// `--profile-concurrent N`: P3's rounds, taken apart.
 ///
@@ -56,8 +55,8 @@ struct ConcurrentProfile {
 
     /// When each transform ran and each `edit` returned, by task index.
     final class Timeline: Sendable {
-        let applied = Mutex<[UInt64]>([])
-        let returned = Mutex<[UInt64]>([])
+        let applied = Locked<[UInt64]>([])
+        let returned = Locked<[UInt64]>([])
 
         init(count: Int) {
             applied.withLock { $0 = Array(repeating: 0, count: count) }

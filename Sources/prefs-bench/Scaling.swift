@@ -1,6 +1,5 @@
 import Foundation
 import Preferences
-import Synchronization
 
 /// `prefs-bench --scaling`: how the cost of a store grows with its number of
 /// keys (20, 1,000, 10,000, 100,000). Every `set` rewrites the whole
@@ -185,7 +184,7 @@ struct Scaling {
 
 /// How many subscribers have seen each value.
 final class SeenCounts: Sendable {
-    let counts = Mutex<[Int: Int]>([:])
+    let counts = Locked<[Int: Int]>([:])
 }
 
 /// Human units for a byte count.

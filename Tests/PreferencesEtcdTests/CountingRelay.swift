@@ -1,4 +1,5 @@
 import Foundation
+import Preferences
 import PreferencesTestSupport
 import PreferencesTesting
 
@@ -27,8 +28,8 @@ final class CountingRelay: Sendable {
     private final class Shared: Sendable {
         let listener: Int32
         let memberPort: Int
-        let counts = LockedBox<[String: Int]>([:])
-        let stopped = LockedBox(false)
+        let counts = Locked<[String: Int]>([:])
+        let stopped = Locked(false)
 
         init(listener: Int32, memberPort: Int) {
             self.listener = listener
@@ -80,7 +81,7 @@ final class CountingRelay: Sendable {
 
     /// Stops accepting and closes every connection within 100 ms.
     func stop() {
-        shared.stopped.value = true
+        shared.stopped.withLock { $0 = true }
     }
 
     deinit { stop() }

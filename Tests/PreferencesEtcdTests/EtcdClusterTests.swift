@@ -52,9 +52,9 @@ struct EtcdClusterTests {
     /// described by what went wrong.
     func finish(_ children: [RunningProcess], within seconds: Double) async throws -> [String] {
         let limit = TestTime.scaled(seconds: seconds)
-        let fired = LockedBox(false)
+        let fired = Locked(false)
         let watchdog = DispatchWorkItem {
-            fired.value = true
+            fired.withLock { $0 = true }
             Self.killRunning(children)
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + limit, execute: watchdog)
@@ -92,9 +92,9 @@ struct EtcdClusterTests {
         let key = uniqueKey("increments")
         // `prefs set` of another key in the same document, in a loop, until
         // the incrementers are done: none of its writes may cost an increment.
-        let stop = LockedBox(false)
+        let stop = Locked(false)
         // The loop ends with the test, however the test ends.
-        defer { stop.value = true }
+        defer { stop.withLock { $0 = true } }
         let setter = Task { () -> (Int, String) in
             var last = 0
             while !stop.value {
@@ -112,7 +112,7 @@ struct EtcdClusterTests {
         let said = try await withIncrementers(cluster, key) { children in
             try await finish(children, within: 120)
         }
-        stop.value = true
+        stop.withLock { $0 = true }
         let (sets, failure) = try await setter.value
         #expect(said == Array(repeating: "done", count: Self.processes))
         #expect(failure.isEmpty, "prefs set failed: \(failure)")
@@ -158,10 +158,10 @@ struct EtcdClusterTests {
     @Test func childrenStillRunningWhenATestThrowsAreKilled() async throws {
         let cluster = try await SharedEtcd.cluster()
         struct Stopped: Error {}
-        let started = LockedBox<[RunningProcess]>([])
+        let started = Locked<[RunningProcess]>([])
         await #expect(throws: Stopped.self) {
             try await withIncrementers(cluster, uniqueKey("cleanup")) { children in
-                started.value = children
+                started.withLock { $0 = children }
                 throw Stopped()
             }
         }

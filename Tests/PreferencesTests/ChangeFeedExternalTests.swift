@@ -206,7 +206,7 @@ struct ChangeFeedExternalTests {
         try write("probe", to: probe)
         try write("linked", to: linked)
         let (signals, continuation) = AsyncStream<String>.makeStream()
-        let writer = LockedBox<Int32?>(nil)
+        let writer = Locked<Int32?>(nil)
         let watcher = try FileWatcher.start(
             path: url.path, using: .native, createdSettle: .seconds(5)
         ) {

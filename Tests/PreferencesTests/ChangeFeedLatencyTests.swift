@@ -91,7 +91,7 @@ struct ChangeFeedLatencyTests {
 
 /// When each value reached the consumer's loop.
 private final class DeliveryClock: Sendable {
-    private let state = LockedBox<
+    private let state = Locked<
         (
             times: [Int: ContinuousClock.Instant],
             waiter: (Int, CheckedContinuation<ContinuousClock.Instant, Never>)?

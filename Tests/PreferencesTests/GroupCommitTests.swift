@@ -246,7 +246,7 @@ import Testing
 final class EditChain: Sendable {
     let core: StoreCore
     let length: Int
-    private let continuations = LockedBox<[Int: UnsafeContinuation<any Sendable, any Error>]>([:])
+    private let continuations = Locked<[Int: UnsafeContinuation<any Sendable, any Error>]>([:])
 
     init(core: StoreCore, length: Int) {
         self.core = core

@@ -11,7 +11,7 @@ final class ObservedStorage: PreferencesStorage {
     let inner = InMemoryStorage()
     let watched: URL
     let failWrites: Bool
-    private let seen = LockedBox<[Bool]>([])
+    private let seen = Locked<[Bool]>([])
 
     init(watching url: URL, failWrites: Bool = false) {
         watched = url

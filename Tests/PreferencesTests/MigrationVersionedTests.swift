@@ -14,7 +14,7 @@ func writeStore(_ values: [String: PreferenceValue], version: Int = 0, to url: U
 
 /// Counts how often a closure step ran, across the store's queue.
 final class RunCounter: Sendable {
-    private let count = LockedBox(0)
+    private let count = Locked(0)
     var value: Int { count.withLock { $0 } }
     func increment() { count.withLock { $0 += 1 } }
 }

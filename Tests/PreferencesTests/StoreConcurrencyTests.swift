@@ -11,7 +11,7 @@ final class CountingStorage: PreferencesStorage {
     let base: any PreferencesStorage
     let writes = Atomic<Int>(0)
     /// With `keepingWrites`, the bytes of every write, in order.
-    let written = LockedBox<[[UInt8]]>([])
+    let written = Locked<[[UInt8]]>([])
     private let keepingWrites: Bool
     init(_ base: any PreferencesStorage, keepingWrites: Bool = false) {
         self.base = base
@@ -124,7 +124,7 @@ struct StoreConcurrencyTests {
     @Test func incrementsWithAConcurrentReaderNeverGoDown() async throws {
         let directory = try TemporaryDirectory()
         let store = try await PreferencesStore(fileURL: directory.file("prefs.json"))
-        let seen = LockedBox((last: 0, wentDown: false, stop: false))
+        let seen = Locked((last: 0, wentDown: false, stop: false))
         Thread {
             while !seen.value.stop {
                 let value = store[.counter]

@@ -74,7 +74,7 @@ private final class QueueBlocker: Sendable {
         try await store.set(.language, "fr")
         let blocker = await QueueBlocker(store)
         defer { blocker.letGo() }
-        let seenByB = LockedBox<PreferenceValue??>(nil)
+        let seenByB = Locked<PreferenceValue??>(nil)
         let editA = Task {
             try await store.edit { prefs in
                 prefs[raw: "x"] = 5

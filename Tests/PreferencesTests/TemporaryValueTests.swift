@@ -141,11 +141,11 @@ struct TemporaryValueTests {
         try await store.set(.counter, 1)
         try await store.set(.counter, 2, for: .seconds(3600))
         let release = DispatchSemaphore(value: 0)
-        let running = LockedBox(false)
+        let running = Locked(false)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 try await store.edit { prefs in
-                    running.value = true
+                    running.withLock { $0 = true }
                     _ = release.wait(timeout: .now() + TestTime.scaled(seconds: 120))
                     prefs[.language] = "fr"
                 }

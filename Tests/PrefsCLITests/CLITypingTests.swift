@@ -116,7 +116,7 @@ import Testing
 
 /// Text a ``ToolOutput`` received.
 final class Collected: Sendable {
-    private let state = LockedBox<(output: String, errors: String)>(("", ""))
+    private let state = Locked<(output: String, errors: String)>(("", ""))
     var output: String { state.withLock { $0.output } }
     var errors: String { state.withLock { $0.errors } }
     func append(out text: String) { state.withLock { $0.output += text } }

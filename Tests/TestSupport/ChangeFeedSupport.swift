@@ -21,11 +21,11 @@ package final class FeedRecorder<Element: Sendable>: Sendable {
     }
 
     private final class Shared: Sendable {
-        package let state = LockedBox(State())
+        package let state = Locked(State())
     }
 
     private let shared = Shared()
-    private let task = LockedBox<Task<Void, Never>?>(nil)
+    private let task = Locked<Task<Void, Never>?>(nil)
 
     package init(_ stream: AsyncStream<Element>) {
         let consumer = Task { [shared] in

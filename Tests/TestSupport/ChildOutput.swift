@@ -1,4 +1,5 @@
 import Foundation
+import Preferences
 import PreferencesTesting
 import Testing
 
@@ -44,7 +45,7 @@ package final class ChildOutput: Sendable {
         package var waiter: CheckedContinuation<Void, Never>?
     }
 
-    private let state = LockedBox(State())
+    private let state = Locked(State())
     /// Woken on every chunk, for waits on a thread of their own.
     private let arrived = NSCondition()
     package let name: String

@@ -1,4 +1,5 @@
 import Foundation
+import Preferences
 import PreferencesTesting
 import Testing
 

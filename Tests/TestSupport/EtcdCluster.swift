@@ -75,7 +75,7 @@ package final class EtcdCluster: @unchecked Sendable {
     private(set) var members: [Member]
     package let token = "prefs-test-\(UUID().uuidString.prefix(8))"
     package let extraArguments: [String]
-    private let lock = NSLock()
+    private let lock = Locked(())
 
     /// With TLS: the server's certificate and key, and the authority that
     /// signed it (for `etcdctl`); clients then use `https://`.
@@ -187,9 +187,7 @@ package final class EtcdCluster: @unchecked Sendable {
                 + (tls.map { ["--cert-file", $0.certificate, "--key-file", $0.key] } ?? []),
             output: .log(directory.path + "/\(member.name).log"))
         let child = try command.start()
-        lock.lock()
-        members[index].child = child
-        lock.unlock()
+        lock.withLock { _ in members[index].child = child }
     }
 
     /// The etcd process under a member's `timeout` wrapper.
@@ -222,9 +220,7 @@ package final class EtcdCluster: @unchecked Sendable {
             Issue.record(
                 "etcd member \(members[index].name) was still running after SIGKILL: \(error)")
         }
-        lock.lock()
-        members[index].child = nil
-        lock.unlock()
+        lock.withLock { _ in members[index].child = nil }
     }
 
     /// Stops a member with SIGSTOP: it keeps its sockets open and answers

@@ -1,4 +1,5 @@
 import Foundation
+import Preferences
 import PreferencesTesting
 
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ import PreferencesTesting
 /// range, never handed out twice, and bound loopback sockets.
 extension EtcdCluster {
     /// Ports never handed out before in this process.
-    private static let handedOut = LockedBox<Set<Int>>([])
+    private static let handedOut = Locked<Set<Int>>([])
 
     /// Ports that were free a moment ago, chosen at random outside the
     /// range the kernel takes the local ports of connections from

@@ -1,7 +1,6 @@
 import Foundation
 import Preferences
 import PreferencesTesting
-import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -16,9 +15,9 @@ import Testing
 package enum FileIntegrity {
     /// Resumes a continuation once, from whichever side finishes first.
     private final class Once<T: Sendable>: Sendable {
-        package let continuation: LockedBox<CheckedContinuation<T?, Never>?>
+        package let continuation: Locked<CheckedContinuation<T?, Never>?>
         package init(_ continuation: CheckedContinuation<T?, Never>) {
-            self.continuation = LockedBox(continuation)
+            self.continuation = Locked(continuation)
         }
         package func resume(_ value: T?) {
             continuation.withLock { $0.take() }?.resume(returning: value)

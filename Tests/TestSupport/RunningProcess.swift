@@ -1,4 +1,5 @@
 import Foundation
+import Preferences
 import PreferencesTesting
 import Testing
 
@@ -34,7 +35,7 @@ package final class RunningProcess: @unchecked Sendable {
     package let lines: ChildOutput
     private let errors: ChildOutput
     private let input: FileHandle?
-    private let state: LockedBox<State>
+    private let state: Locked<State>
     /// The command as a reader would type it, for failure messages.
     package let commandLine: String
 
@@ -68,7 +69,7 @@ package final class RunningProcess: @unchecked Sendable {
         }
         let inputPipe: Pipe? = if case .none = command.input { nil } else { Pipe() }
         process.standardInput = inputPipe ?? FileHandle.nullDevice
-        let state = LockedBox(State())
+        let state = Locked(State())
         self.state = state
         // The process holds its handler, and the reader threads their
         // callbacks: neither holds this object, which goes with its test.
@@ -93,7 +94,7 @@ package final class RunningProcess: @unchecked Sendable {
         }
     }
 
-    private static func settle(_ state: LockedBox<State>, _ change: (inout State) -> Void) {
+    private static func settle(_ state: Locked<State>, _ change: (inout State) -> Void) {
         let ready = state.withLock { state -> [@Sendable () -> Void] in
             change(&state)
             guard state.exited else { return [] }

@@ -1,4 +1,5 @@
 import Foundation
+import Preferences
 import PreferencesTesting
 
 #if canImport(Glibc)
@@ -15,18 +16,18 @@ package func uniqueKey(_ name: String = "store") -> String {
 /// One single-member cluster shared by the tests that need nothing but a
 /// working etcd (each uses its own keys); stopped when the test process exits.
 package enum SharedEtcd {
-    private static let shared = LockedBox<EtcdCluster?>(nil)
-    private static let starting = NSLock()
+    /// Held while the cluster starts, so the tests that ask meanwhile wait for it.
+    private static let shared = Locked<EtcdCluster?>(nil)
 
     package static func cluster() async throws -> EtcdCluster {
         try await offPool {
-            starting.lock()
-            defer { starting.unlock() }
-            if let cluster = shared.value { return cluster }
-            let cluster = try EtcdCluster(size: 1, lifetime: 3_600)
-            shared.value = cluster
-            atexit { SharedEtcd.stop() }
-            return cluster
+            try shared.withLock { shared in
+                if let shared { return shared }
+                let cluster = try EtcdCluster(size: 1, lifetime: 3_600)
+                shared = cluster
+                atexit { SharedEtcd.stop() }
+                return cluster
+            }
         }
     }
 

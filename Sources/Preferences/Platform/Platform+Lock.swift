@@ -6,21 +6,22 @@
     import Darwin
 #endif
 
-/// A value guarded by a `pthread_mutex_t`.
+/// A value guarded by a `pthread_mutex_t`: the package's one lock.
 ///
-/// The store's shared state uses this rather than `Synchronization.Mutex`
-/// because ThreadSanitizer models pthread mutexes, but not the futex calls
-/// `Mutex` makes on Linux, and would otherwise report every access under
-/// the lock as a race. The etcd backend and the test support share it.
+/// Every target (the store, the etcd backend, the command-line tool, the
+/// benchmark, the test support) uses this rather than
+/// `Synchronization.Mutex`, because ThreadSanitizer models pthread mutexes,
+/// but not the futex calls `Mutex` makes on Linux, and would otherwise
+/// report every access under the lock as a race.
 package final class Locked<Value>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    private var guarded: Value
 
     package init(_ value: Value) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
-        self.value = value
+        guarded = value
     }
 
     deinit {
@@ -33,12 +34,16 @@ package final class Locked<Value>: @unchecked Sendable {
     package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        return try body(&guarded)
     }
+
+    /// A copy of the value, read under the lock; change it with ``withLock(_:)``.
+    package var value: Value { withLock { $0 } }
 }
 
 /// A `pthread_mutex_t` that the thread holding it may take again: a
-/// callback run under it may call back into what holds it.
+/// callback run under it may call back into what holds it. It guards no
+/// value, only such a call (an etcd watch's handler, which may cancel it).
 package final class RecursiveLock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 

@@ -1,3 +1,5 @@
+import Dispatch
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -49,4 +51,21 @@ package func sleepThread(seconds: Double) {
         tv_sec: nanoseconds / 1_000_000_000, tv_nsec: nanoseconds % 1_000_000_000)
     var remaining = timespec()
     while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+}
+
+extension DispatchQueue {
+    /// A suspended timer that runs `handler` on this queue every `interval`,
+    /// first one interval from now; its owner resumes and cancels it.
+    ///
+    /// Work that repeats goes through this; work done once later is
+    /// `asyncAfter` (a deadline already passed runs at once) or, in async
+    /// code, `Task.sleep`, and checks when it runs whether it is still wanted.
+    package func repeatingTimer(
+        every interval: DispatchTimeInterval, _ handler: @escaping @Sendable () -> Void
+    ) -> any DispatchSourceTimer {
+        let timer = DispatchSource.makeTimerSource(queue: self)
+        timer.schedule(deadline: .now() + interval, repeating: interval)
+        timer.setEventHandler(handler: handler)
+        return timer
+    }
 }

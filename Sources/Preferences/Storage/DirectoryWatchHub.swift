@@ -1,6 +1,5 @@
 #if canImport(Glibc) || canImport(Musl)
     import Dispatch
-    import Synchronization
 
     /// The process's one inotify instance, shared by every ``FileWatcher``
     /// (S16, <doc:StoreGuarantees>).
@@ -124,14 +123,12 @@
             state.emptiedAt[watch] = .now()
             if !state.lingerTimerSet {
                 state.lingerTimerSet = true
-                scheduleLingerTimer(after: Self.linger)
+                scheduleLingerTimer(at: .now() + Self.linger)
             }
         }
 
-        private func scheduleLingerTimer(after delay: DispatchTimeInterval) {
-            FileWatcher.queue.asyncAfter(deadline: .now() + delay) { [self] in
-                removeLingeringWatches()
-            }
+        private func scheduleLingerTimer(at deadline: DispatchTime) {
+            FileWatcher.queue.asyncAfter(deadline: deadline) { [self] in removeLingeringWatches() }
         }
 
         /// Removes the watches that have had no watcher for ``linger``, and
@@ -157,9 +154,7 @@
                     Platform.unwatchDirectory(watch, watcher: descriptor)
                 }
                 if let next {
-                    scheduleLingerTimer(
-                        after: .nanoseconds(
-                            Int(clamping: next.uptimeNanoseconds &- now.uptimeNanoseconds)))
+                    scheduleLingerTimer(at: next)
                 } else {
                     state.lingerTimerSet = false
                 }

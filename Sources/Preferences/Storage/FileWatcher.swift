@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// Notices writes to a file by other processes and calls back (C3,
 /// <doc:ObservingChanges>; S16, <doc:StoreGuarantees>).
@@ -258,12 +257,10 @@ final class FileWatcher: StorageWatch {
     /// Polls the file's stamp; unless polling was asked for, tries the native
     /// watch again now and then and hands over to it once it starts.
     private func startPolling() {
-        let timer = DispatchSource.makeTimerSource(queue: queue)
         let path = path
         let poll = PollState(try? Platform.fileStamp(path), writes: Self.writes(to: path))
         let retry = mechanism == .native
-        timer.schedule(deadline: .now() + Self.pollInterval, repeating: Self.pollInterval)
-        timer.setEventHandler { [weak self] in
+        let timer = queue.repeatingTimer(every: Self.pollInterval) { [weak self] in
             guard let self else { return }
             if poll.update(try? Platform.fileStamp(path), writes: Self.writes(to: path)) {
                 self.changedNow()

@@ -24,10 +24,7 @@ final class RegistrationWatch: StorageWatch, @unchecked Sendable {
             read.setCancelHandler { Platform.closeDescriptor(watcher) }
             source = read
         #else
-            let timer = DispatchSource.makeTimerSource(queue: queue)
-            timer.schedule(deadline: .now() + .milliseconds(20), repeating: .milliseconds(20))
-            timer.setEventHandler { onChange() }
-            source = timer
+            source = queue.repeatingTimer(every: .milliseconds(20), onChange)
         #endif
         source.resume()
         queue.async(execute: onChange)

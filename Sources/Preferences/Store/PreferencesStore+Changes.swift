@@ -1,5 +1,3 @@
-import Synchronization
-
 extension PreferencesStore {
     /// The key's value now, then each new distinct value (<doc:ObservingChanges>).
     ///

@@ -19,7 +19,7 @@ import Preferences
 package final class SocketTransport: EtcdTransport {
     package init() {}
 
-    private let idle = Protected<[String: [PooledConnection]]>([:])
+    private let idle = Locked<[String: [PooledConnection]]>([:])
 
     /// A connection handed between threads, used by one at a time.
     final class PooledConnection: @unchecked Sendable {
@@ -120,7 +120,7 @@ package final class SocketTransport: EtcdTransport {
 
 /// The socket stream's cancellation flag; its thread notices within 250 ms.
 final class SocketLineStream: EtcdLineStream {
-    private let cancelled = Protected(false)
+    private let cancelled = Locked(false)
     var isCancelled: Bool { cancelled.withLock { $0 } }
     func cancel() { cancelled.withLock { $0 = true } }
 }

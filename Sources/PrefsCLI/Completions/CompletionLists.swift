@@ -1,5 +1,4 @@
 import Preferences
-import Synchronization
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -69,7 +68,7 @@ enum CompletionLists {
 
 /// Resumes a continuation with the first of several results.
 private final class FirstResult<Value: Sendable>: Sendable {
-    private let continuation = Mutex<CheckedContinuation<Value, Never>?>(nil)
+    private let continuation = Locked<CheckedContinuation<Value, Never>?>(nil)
 
     func start(_ waiting: CheckedContinuation<Value, Never>) {
         continuation.withLock { $0 = waiting }

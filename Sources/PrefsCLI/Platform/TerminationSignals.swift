@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import Preferences
 
 #if canImport(Glibc)
     import Glibc
@@ -36,10 +36,10 @@ enum TerminationSignals {
 
 /// Resumes a continuation at most once, and keeps the signal sources alive.
 private final class ResumeOnce: Sendable {
-    private let state: Mutex<(CheckedContinuation<Void, Never>?, [any DispatchSourceSignal])>
+    private let state: Locked<(CheckedContinuation<Void, Never>?, [any DispatchSourceSignal])>
 
     init(_ continuation: CheckedContinuation<Void, Never>) {
-        state = Mutex((continuation, []))
+        state = Locked((continuation, []))
     }
 
     func keep(_ sources: [any DispatchSourceSignal]) {

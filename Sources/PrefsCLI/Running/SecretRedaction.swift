@@ -1,5 +1,4 @@
 import Preferences
-import Synchronization
 
 /// How `prefs` shows the values of secret keys: as `<redacted>`, in every
 /// output and message, unless `--reveal` was given; only `prefs get KEY`
@@ -17,7 +16,7 @@ final class SecretRedaction: Sendable {
 
     /// `--reveal`: show secrets everywhere.
     let reveal: Bool
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     private struct State {
         var keys: Set<String>
@@ -29,7 +28,7 @@ final class SecretRedaction: Sendable {
 
     init(keys: Set<String>, reveal: Bool) {
         self.reveal = reveal
-        state = Mutex(State(keys: keys))
+        state = Locked(State(keys: keys))
     }
 
     /// Whether a value was given before the store was read: its document

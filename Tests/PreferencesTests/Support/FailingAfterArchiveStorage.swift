@@ -11,9 +11,9 @@ import PreferencesTesting
 final class FailingAfterArchiveStorage: PreferencesStorage {
     let base: FileStorage
     /// Set by an append to the archive; the next write takes it.
-    private let appended = LockedBox(false)
+    private let appended = Locked(false)
     /// How many writes failed so: one at most.
-    let failures = LockedBox(0)
+    let failures = Locked(0)
 
     init(_ base: FileStorage) { self.base = base }
 
@@ -59,11 +59,11 @@ final class FailingAfterArchiveStorage: PreferencesStorage {
 
     private struct Archive: HistoryArchive {
         let base: any HistoryArchive
-        let appended: LockedBox<Bool>
+        let appended: Locked<Bool>
         func readEntries() throws -> [[UInt8]] { try base.readEntries() }
         func append(_ entries: [(sequence: Int64, text: [UInt8])], keep: HistoryLimit) throws {
             try base.append(entries, keep: keep)
-            appended.value = true
+            appended.withLock { $0 = true }
         }
     }
 }

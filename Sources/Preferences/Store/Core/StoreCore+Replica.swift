@@ -136,14 +136,7 @@ final class ReplicaReporter: Sendable {
                 queue.sync { self.write() }
             } else {
                 let next = state.withLock { $0.lastWrite.uptimeNanoseconds } + Self.spacing
-                let current = DispatchTime.now().uptimeNanoseconds
-                if next <= current {
-                    queue.async { self.write() }
-                } else {
-                    queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: next)) {
-                        self.write()
-                    }
-                }
+                queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: next)) { self.write() }
             }
         } else if now {
             // One is scheduled already: wait for it.

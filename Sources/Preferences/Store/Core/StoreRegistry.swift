@@ -1,5 +1,3 @@
-import Synchronization
-
 /// One core per file within the process (S9).
 enum StoreRegistry {
     private final class WeakCore: Sendable {
