@@ -58,7 +58,14 @@ extension Cases {
         stopReplicas(followers)
         let children = try startReplicas(harness, key: url.path, environment: [:])
         defer { stopReplicas(children) }
-        let registered = try store.storage.replicas?.list().count ?? 0
+        // Each registers about a second after its open: time the sets once
+        // all have (or after 10 s, and the row says how many had).
+        var registered = 0
+        for _ in 0..<1000 {
+            registered = try store.storage.replicas?.list().count ?? 0
+            if registered > children.count { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
         let with = try await sets()
         let ratio = median(with) / median(none)
         return Row(
