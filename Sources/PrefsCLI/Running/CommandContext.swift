@@ -34,19 +34,21 @@ struct CommandContext: RunContext {
         let global = invocation.global
         self.command = command
         self.stopSignal = tool.stopSignal
-        target = try StoreTarget(
+        let target = try StoreTarget(
             global, environment: tool.environment, tls: tool.https.tls, command: command)
+        self.target = target
         let named = (global[GlobalOptions.manifest] ?? tool.environment["PREFS_MANIFEST"])
             .flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
-        let given = { try named.map(PreferencesManifest.load(from:)) }
-        manifest = command.readsManifest ? try given() ?? target.publishedManifest() : nil
+        // Each read once: the manifest in force, and the secrets they declare.
+        let given = Result { try named.map(PreferencesManifest.load(from:)) }
+        let published = Result { try target.publishedManifest() }
+        manifest = command.readsManifest ? try given.get() ?? published.get() : nil
         programManifests = command.readsManifest ? try target.programManifests() : [:]
         // A key any manifest declares secret is secret to every command; one
         // that cannot be read declares none here (the commands that use it
         // report why), and the store's document adds those it lists.
         let declaring =
-            [try? given(), try? target.publishedManifest()].compactMap { $0 }
-            + programManifests.values
+            [try? given.get(), try? published.get()].compactMap { $0 } + programManifests.values
         let secrets = SecretRedaction(
             keys: Set(declaring.flatMap { $0.entries.filter(\.value.secret).keys }),
             reveal: global[GlobalOptions.reveal])
