@@ -32,7 +32,7 @@ public struct PrefsTool: Sendable {
 
     /// Creates the tool for this process's environment and terminal, or others.
     public init(
-        environment: [String: String] = ProcessInfo.processInfo.environment,
+        environment: [String: String] = PrefsTool.processEnvironment,
         output: ToolOutput = .terminal, https: HTTPS = .refused
     ) {
         self.environment = environment
