@@ -6,7 +6,7 @@ import Preferences
 /// - `prefs get KEY` on the 20-key store (history on, as users get it)
 ///   beside `git config -f FILE --get KEY` on the same twenty values, each
 ///   spawned as a shell spawns it (``spawnAndWait(_:_:)``): the median of
-///   the ratios of the two, run one after the other, 20 times.
+///   the ratios of the two, run one after the other, 100 times.
 /// - `prefs --version` beside a Swift program that only prints, built the
 ///   way `prefs` is (``buildPrintOnlyProgram(in:static:)``).
 /// - What `prefs` maps while it runs on that store (`watch`: the same
@@ -57,8 +57,9 @@ extension Cases {
         return rows
     }
 
-    /// The runs `prefs-bench` times of each program: 20, 5 with `--quick`.
-    private var processRounds: Int { quick ? 5 : 20 }
+    /// The runs `prefs-bench` times of each program: 100 (a process start
+    /// varies by a tenth from one run to the next), 10 with `--quick`.
+    private var processRounds: Int { quick ? 10 : 100 }
 
     private func getAgainstGit(prefs: URL, store: URL, built: String) throws -> Row {
         let measure = "prefs get KEY, 20-key file store, as a whole process (\(built))"
