@@ -27,8 +27,9 @@ public struct PrefsTool: Sendable {
     /// How `https://` etcd endpoints are reached: refused by default;
     /// `prefs` hands them to `prefs-tls`, which has TLS (see ``HTTPS``).
     public var https: HTTPS
-    /// Returns when `watch` should stop; by default on SIGINT or SIGTERM.
-    var stopSignal: @Sendable () async -> Void = { await TerminationSignals.next() }
+    /// Starts catching what stops `watch`, and yields when it comes: by
+    /// default SIGINT or SIGTERM.
+    var stopSignal: @Sendable () -> AsyncStream<Void> = { TerminationSignals.caught() }
 
     /// Creates the tool for this process's environment and terminal, or others.
     public init(

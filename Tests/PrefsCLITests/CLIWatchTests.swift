@@ -41,6 +41,20 @@ import Testing
         #expect(try await watch.nextLine() == nil)
     }
 
+    /// The signals are caught from before the store opens: one sent the
+    /// moment the first line appears ends the watch with status 0, every
+    /// time (the feed's first line and the signal handling used to race).
+    @Test func aSignalAsSoonAsTheFirstLineAppearsStillExitsZero() async throws {
+        let workspace = try CLIWorkspace()
+        try await workspace.prefs("set", "a", "1")
+        for round in 0..<10 {
+            let watch = try RunningProcess("prefs", ["--file", workspace.store.path, "watch"])
+            _ = try await watch.nextLine()
+            watch.kill(round.isMultiple(of: 2) ? SIGTERM : SIGINT)
+            #expect(try await watch.exit() == 0, "round \(round)")
+        }
+    }
+
     @Test func watchWithKeysPrintsOnlyThoseKeys() async throws {
         let workspace = try CLIWorkspace()
         try await workspace.prefs("set", "wanted", "1")

@@ -75,6 +75,9 @@ struct WatchCommand: PrefsCommand {
     }
 
     func run(_ context: CommandContext) async throws {
+        // Caught from before the store opens: a signal at any moment from
+        // here on ends the watch with status 0, even before its first line.
+        let stop = context.stopSignal()
         let store = try await context.openStore()
         let output = context.output
         await withTaskGroup(of: Void.self) { group in
@@ -100,7 +103,9 @@ struct WatchCommand: PrefsCommand {
                     previous = current
                 }
             }
-            group.addTask { await context.stopSignal() }
+            group.addTask {
+                for await _ in stop { return }
+            }
             await group.next()
             group.cancelAll()
         }

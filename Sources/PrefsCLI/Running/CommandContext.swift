@@ -25,7 +25,7 @@ struct CommandContext: RunContext {
     /// a value any of them refuses is refused.
     let programManifests: [String: PreferencesManifest]
     let output: ToolOutput
-    let stopSignal: @Sendable () async -> Void
+    let stopSignal: @Sendable () -> AsyncStream<Void>
 
     init(invocation: Invocation, tool: PrefsTool) throws {
         guard let command = invocation.command else {
