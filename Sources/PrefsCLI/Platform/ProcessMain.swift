@@ -22,19 +22,15 @@ extension PrefsTool {
     /// `async` top-level `main` would first hand the main thread to
     /// Dispatch and run the command on the concurrency runtime's threads,
     /// about half a millisecond of the three a `prefs get` took (P12 in
-    /// Sources/Preferences/Preferences.docc/Performance.md). A command that does wait (etcd, `watch`,
-    /// `edit`) goes on on those threads while the main thread serves
-    /// Dispatch's main queue, as under an `async` `main`.
+    /// Sources/Preferences/Preferences.docc/Performance.md). A command that
+    /// does wait (etcd, `watch`, `edit`) goes on on those threads while the
+    /// main thread serves Dispatch's main queue, as under an `async` `main`.
     public func runThisProcess() -> Never {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        start(arguments)
-        dispatchMain()
-    }
-
-    /// Starts the command; not isolated to the main actor, so that the
-    /// task runs on this thread from its first line.
-    private nonisolated func start(_ arguments: [String]) {
+        // Not isolated to the main actor (this method is not), so the task
+        // runs here from its first line.
         Task.immediate { exit(await run(arguments).rawValue) }
+        dispatchMain()
     }
 
     /// This process's environment variables, as
