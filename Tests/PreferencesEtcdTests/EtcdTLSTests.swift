@@ -22,9 +22,7 @@ import Testing
 @Suite(
     .serialized, .takesTurns(.clusters),
     .enabled(if: etcdAvailable, etcdUnavailableReason),
-    .enabled(
-        if: canTrustTestAuthority,
-        "needs root, openssl, flock and update-ca-certificates to trust a test authority"),
+    .enabled(if: canTrustTestAuthority, testAuthorityUnavailableReason),
     .scaledTimeLimit(minutes: 5))
 struct EtcdTLSTests {
     @Test func anHTTPSEndpointIsRefusedUntilTheSystemTrustsItsAuthority() async throws {

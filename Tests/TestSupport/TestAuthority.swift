@@ -15,6 +15,10 @@ package let canTrustTestAuthority: Bool =
     && FileManager.default.isExecutableFile(atPath: "/usr/bin/flock")
     && FileManager.default.fileExists(atPath: SystemTrustStore.authorities)
 
+/// Why the suites that trust a test authority cannot run here.
+package let testAuthorityUnavailableReason: Comment =
+    "needs root, openssl, flock and update-ca-certificates to trust a test authority"
+
 extension EtcdCluster.TLS {
     /// A CA and a server certificate for 127.0.0.1, made with openssl.
     package static func make(in directory: TemporaryDirectory) async throws -> EtcdCluster.TLS {

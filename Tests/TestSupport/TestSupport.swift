@@ -81,8 +81,9 @@ package func sendSignal(_ signal: Int32, to pid: Int32) {
 }
 
 /// A tmpfs mounted for one test (root on Linux only); unmounted at the end.
-/// Tests that need a real read-only or full file system skip when it cannot
-/// be mounted.
+/// Suites that need a real read-only or full file system are disabled
+/// (`.enabled(if: canMountTmpfs, …)`, with the reason) where it cannot be
+/// mounted.
 package final class TmpfsMount {
     package let directory: TemporaryDirectory
     private let options: String
