@@ -14,7 +14,7 @@ import Dispatch
 
 extension PrefsTool {
     /// Runs this process's command line and exits with its status: the
-    /// `main` of `prefs` and `prefs-tls`.
+    /// `main` of `prefs` (not of `prefs-tls`: see its `main.swift`).
     ///
     /// The command starts on the calling thread and keeps it until it
     /// first waits for something, which a command on a file store usually
