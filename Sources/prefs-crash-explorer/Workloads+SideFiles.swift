@@ -52,11 +52,28 @@ extension Workload {
                         ))
                 }
             }
-            if acknowledged >= 1 && !manager.fileExists(atPath: directory + "/prefs.keys.json") {
+            guard acknowledged >= 1 else { return violations }
+            // Published means all three: the store's manifest, the
+            // program's, and the one kept by its digest for replicas.
+            guard let published = manager.contents(atPath: directory + "/prefs.keys.json") else {
                 violations.append(
                     Violation(
                         invariant: Violation.acknowledgedWrite,
                         detail: "the published manifest prefs.keys.json is gone"))
+                return violations
+            }
+            for folder in ["prefs.keys.d", "prefs.keys.d/versions"] {
+                let names =
+                    (try? manager.contentsOfDirectory(atPath: directory + "/" + folder)) ?? []
+                let copies = names.filter { $0.hasSuffix(".json") }.compactMap {
+                    manager.contents(atPath: directory + "/" + folder + "/" + $0)
+                }
+                if !copies.contains(published) {
+                    violations.append(
+                        Violation(
+                            invariant: Violation.acknowledgedWrite,
+                            detail: "the published manifest is missing from \(folder)/"))
+                }
             }
             return violations
         })

@@ -53,7 +53,7 @@ struct FileManifests: ManifestPublishing {
             let versions = directory + "/versions"
             let target = try storage.target()
             let owner = try storage.ownerForNewFiles(target: target)
-            try Platform.makeDirectories(versions, owner: owner)
+            let created = try Platform.makeDirectories(versions, owner: owner)
             let mode = try Platform.fileStamp(target)?.mode ?? 0o600
             let digest = PreferencesManifest.digest(of: bytes)
             for path in [
@@ -64,6 +64,11 @@ struct FileManifests: ManifestPublishing {
             }
             try storage.syncDirectory(versions)
             try storage.syncDirectory(directory)
+            // A directory made here is an entry of its parent, which must
+            // be synced too, or the manifests can vanish with the folder.
+            for parent in Set(created.map(Platform.parentDirectory(of:))) {
+                try storage.syncDirectory(parent)
+            }
         }
     }
 
