@@ -22,6 +22,9 @@ extension StorageContract {
             archiveReadsBackWhatWasAppended),
         Check("H3: an append of entries already archived changes nothing", archiveSkipsRepeats),
         Check(
+            "H3: an archive of another history is moved aside, whole, before an append",
+            archiveOfAnotherHistoryIsSetAside),
+        Check(
             "H4: an archive keeps its newest entries within its limit and drops older ones",
             archiveStaysNearItsLimit),
         Check(
@@ -63,13 +66,13 @@ extension StorageContract {
     // MARK: History archive
 
     /// Entries `sequences`, as a store archives them.
-    static func archiveEntries(_ sequences: ClosedRange<Int64>) -> [(
-        sequence: Int64, text: [UInt8]
-    )] {
+    static func archiveEntries(_ sequences: ClosedRange<Int64>, by user: String = "contract")
+        -> [(sequence: Int64, text: [UInt8])]
+    {
         sequences.map { sequence in
             let entry = HistoryEntry(
                 sequence: sequence, date: Date(timeIntervalSince1970: 1_780_000_000),
-                user: "contract", program: "contract", host: "contract",
+                user: user, program: "contract", host: "contract",
                 changes: ["contract_counter": .init(old: nil, new: .int(sequence))])
             return (sequence, Array(entry.jsonText.utf8))
         }
@@ -88,26 +91,29 @@ extension StorageContract {
     {
         guard let archive = subject.storage.historyArchive else { return }
         let other = try #require(subject.otherHandle.historyArchive, "the other handle has none")
-        let empty = try await contract.call("readEntries, empty") { try archive.readEntries() }
+        let empty = try await contract.call("read, empty") { try archive.read().entries }
         #expect(empty.isEmpty, "an empty archive read \(sequences(empty))")
         let entries = archiveEntries(1...5)
         try await contract.call("append #1–#3, then #4–#5") {
-            try archive.append(Array(entries[..<3]), keep: .default)
-            try archive.append(Array(entries[3...]), keep: .default)
+            _ = try archive.append(Array(entries[..<3]), history: "h1", keep: .default)
+            _ = try archive.append(Array(entries[3...]), history: "h1", keep: .default)
         }
-        let read = try await contract.call("readEntries, other handle") { try other.readEntries() }
-        #expect(read == entries.map(\.text), "an archive of #1–#5 read back \(sequences(read))")
+        let read = try await contract.call("read, other handle") { try other.read() }
+        #expect(
+            read.entries == entries.map(\.text),
+            "an archive of #1–#5 read back \(sequences(read.entries))")
+        #expect(read.id == "h1", "an archive appended as history h1 names \(read.id ?? "none")")
     }
 
     static func archiveSkipsRepeats(_ subject: Subject, _ contract: StorageContract) async throws {
         guard let archive = subject.storage.historyArchive else { return }
         let entries = archiveEntries(1...4)
         try await contract.call("append #1–#3, #2–#4, then #1–#3 again") {
-            try archive.append(Array(entries[0...2]), keep: .default)
-            try archive.append(Array(entries[1...3]), keep: .default)
-            try archive.append(Array(entries[0...2]), keep: .default)
+            _ = try archive.append(Array(entries[0...2]), history: "h1", keep: .default)
+            _ = try archive.append(Array(entries[1...3]), history: "h1", keep: .default)
+            _ = try archive.append(Array(entries[0...2]), history: "h1", keep: .default)
         }
-        let read = try await contract.call("readEntries") { try archive.readEntries() }
+        let read = try await contract.call("read") { try archive.read().entries }
         #expect(
             read == entries.map(\.text), "repeated appends of #1–#4 read back \(sequences(read))")
     }
@@ -123,15 +129,41 @@ extension StorageContract {
         let entries = archiveEntries(1...400)
         try await contract.call("append #1–#400, eight at a time") {
             for start in stride(from: 0, to: entries.count, by: 8) {
-                try archive.append(Array(entries[start..<start + 8]), keep: keep)
+                _ = try archive.append(
+                    Array(entries[start..<start + 8]), history: "h1", keep: keep)
             }
         }
-        let read = try await contract.call("readEntries") { try archive.readEntries() }
+        let read = try await contract.call("read") { try archive.read().entries }
         #expect(
             read.suffix(16) == entries.suffix(16).map(\.text),
             "an archive limited to 16 entries lost one of the newest 16: it ends \(sequences(read.suffix(16)))"
         )
         #expect(read.count <= 100, "an archive limited to 16 entries holds \(read.count) of 400")
+    }
+
+    /// #1–#20 of one history archived, then #1–#3 of another (the
+    /// document made again): the first is moved aside whole, the archive
+    /// holds the second's alone, and appending more of it moves nothing.
+    static func archiveOfAnotherHistoryIsSetAside(
+        _ subject: Subject, _ contract: StorageContract
+    ) async throws {
+        guard let archive = subject.storage.historyArchive else { return }
+        let earlier = archiveEntries(1...20, by: "earlier")
+        let later = archiveEntries(1...5, by: "later")
+        let (kept, place, again) = try await contract.call("append #1–#20, then another #1–#5") {
+            let kept = try archive.append(earlier, history: "h1", keep: .default)
+            let place = try archive.append(Array(later[..<3]), history: "h2", keep: .default)
+            let again = try archive.append(Array(later[3...]), history: "h2", keep: .default)
+            return (kept, place, again)
+        }
+        #expect(kept == nil, "a first append moved something aside, to \(kept ?? "")")
+        #expect(place != nil, "an archive of another history was not moved aside")
+        #expect(again == nil, "a second append of the same history moved it aside again")
+        let read = try await contract.call("read") { try archive.read() }
+        #expect(
+            read.entries == later.map(\.text) && read.id == "h2",
+            "after another history's #1–#5, the archive names \(read.id ?? "none") and holds \(sequences(read.entries)) of \(read.entries.count)"
+        )
     }
 
     // MARK: Manifests

@@ -33,4 +33,5 @@ public struct ToolOutput: Sendable {
     func print(_ line: String) { standardOutput(line + "\n") }
     func error(_ message: String) { standardError("prefs: error: \(message)\n") }
     func warning(_ message: String) { standardError("prefs: warning: \(message)\n") }
+    func note(_ message: String) { standardError("prefs: note: \(message)\n") }
 }

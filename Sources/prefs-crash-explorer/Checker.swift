@@ -135,7 +135,7 @@ enum Checker {
                 ))
         }
         let storage = FileStorage(fileURL: URL(fileURLWithPath: directory + "/" + workload.file))
-        for text in try storage.historyArchive?.readEntries() ?? [] {
+        for text in try storage.historyArchive?.read().entries ?? [] {
             let entry = try? JSONText.parse(text, source: "history archive")
             guard let number = entry?["sequence"]?.integerValue else { continue }
             if number > snapshot.sequence {

@@ -47,8 +47,10 @@ struct EtcdHistoryTests {
         }
         #expect(listed.status == 0, "\(listed.standardError)")
         let keys = listed.standardOutput.split(separator: "\n")
-        #expect(keys.count >= 40, "\(keys.count) archived entries")
-        #expect(keys.first == Substring(key + ".history/00000000000000000001"))
+        #expect(keys.count >= 41, "\(keys.count) archived entries")
+        // Sequence 0 names the history; the entries follow from #1.
+        #expect(keys.first == Substring(key + ".history/00000000000000000000"))
+        #expect(keys.dropFirst().first == Substring(key + ".history/00000000000000000001"))
     }
 
     /// H4 in etcd itself: the archive's keys are pruned to the limit's
@@ -66,7 +68,7 @@ struct EtcdHistoryTests {
         let listed = try await offPool {
             try cluster.etcdctlChecked(["get", key + ".history/", "--prefix", "--keys-only"])
         }
-        let expected = (87...96).map { sequence in
+        let expected = ([0] + Array(87...96)).map { sequence in
             let digits = String(sequence)
             return key + ".history/" + String(repeating: "0", count: 20 - digits.count) + digits
         }

@@ -398,7 +398,9 @@ struct HistoryTests {
             (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?[
                 "sequence"] as? Int
         }
-        #expect(lines.count == sequences.count, "lines that are not entries")
+        // The first line names the history; every other line is an entry.
+        #expect(lines.first?.hasPrefix(#"{"history_id":"#) == true, "\(lines.first ?? "")")
+        #expect(lines.count == sequences.count + 1, "lines that are not entries")
         #expect(sequences == Array(151...192), "\(lines.count) lines")
         #expect(try await store.history().entries.map(\.sequence) == Array(191...200))
     }

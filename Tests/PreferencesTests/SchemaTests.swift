@@ -230,12 +230,15 @@ import Testing
         #expect(members["secrets"] == ["api_token"])
         #expect(members["temporary"] != nil)
         #expect(Self.validate(written, against: schema, root: schema) == [])
-        // Each line of the archive is an entry as the schema describes it.
+        // The archive's first line names the document's history; each line
+        // after it is an entry as the schema describes it.
         let entry: PreferenceValue = ["$ref": "#/$defs/historyEntry"]
         let lines = try #require(contents(directory.file("prefs.json.history")))
             .split(separator: "\n")
         #expect(lines.count > 5)
-        for line in lines {
+        let identity = try JSONText.parse(Array(lines[0].utf8), source: "prefs.json.history")
+        #expect(identity == ["history_id": try #require(members["history_id"])])
+        for line in lines.dropFirst() {
             let value = try JSONText.parse(Array(line.utf8), source: "prefs.json.history")
             #expect(Self.validate(value, against: entry, root: schema, path: "entry") == [])
         }

@@ -27,7 +27,11 @@ import Testing
                 of: #""at" : "[0-9T:.-]+Z""#, with: #""at" : "…""#, options: .regularExpression
             )
             .replacingOccurrences(
-                of: #""at":"[0-9T:.-]+Z""#, with: #""at":"…""#, options: .regularExpression)
+                of: #""at":"[0-9T:.-]+Z""#, with: #""at":"…""#, options: .regularExpression
+            )
+            .replacingOccurrences(
+                of: #""history_id" : "[0-9a-f]{32}""#, with: #""history_id" : "…""#,
+                options: .regularExpression)
         let program = ProcessInfo.processInfo.processName
         let user = effectiveUserName()
         let host = Platform.hostName
@@ -39,6 +43,7 @@ import Testing
                     {"sequence":1,"at":"…","by":"\(user)","program":"\(program)","host":"\(host)","changes":{"dark_mode":{"new":true}}},
                     {"sequence":2,"at":"…","by":"\(user)","program":"\(program)","host":"\(host)","changes":{"language":{"new":"fr"}}}
                   ],
+                  "history_id" : "…",
                   "history_keep" : {
                     "bytes" : 1048576,
                     "entries" : 1000

@@ -1,12 +1,14 @@
 /// The history a store's document carries (<doc:HistoryAndUndo>): its last
 /// sequence number, the newest entries — those not yet archived beside it,
-/// or, for a backend without an archive, every entry kept — and the largest
-/// limit any writer has kept.
+/// or, for a backend without an archive, every entry kept — the largest
+/// limit any writer has kept, the name of this history, and where the
+/// archives of earlier histories of the store were moved.
 ///
 /// In the file they are the members `sequence`, `history` (an array of
-/// entries, oldest first, one a line as `prefs log --json` prints them) and
-/// `history_keep` (`{"entries":…,"bytes":…}`), each present only when it
-/// says something. The entries are kept as their text, as read or written:
+/// entries, oldest first, one a line as `prefs log --json` prints them),
+/// `history_keep` (`{"entries":…,"bytes":…}`), `history_id` (a random
+/// name, given by the first change) and `history_set_aside` (an array of
+/// places), each present only when it says something. The entries are kept as their text, as read or written:
 /// opening a store builds none of them, and a write copies them as they are.
 struct DocumentHistory: Sendable, Equatable {
     /// One entry as its JSON text (on one line), with its sequence.
@@ -34,8 +36,30 @@ struct DocumentHistory: Sendable, Equatable {
     var carried: [Carried] = []
     /// The largest limit a writer of the store has kept.
     var keep: HistoryLimit?
+    /// The name of this history, which its archive records too
+    /// (``ArchivedHistory``); nil until the first change of a document
+    /// written by this version.
+    var id: String?
+    /// Where the archives of earlier histories of this store were moved
+    /// (``HistoryArchive/append(_:history:keep:)``), oldest first.
+    var setAside: [String] = []
 
-    static let memberNames: Set<String> = ["sequence", "history", "history_keep"]
+    static let memberNames: Set<String> = [
+        "sequence", "history", "history_keep", "history_id", "history_set_aside",
+    ]
+
+    /// The name of a history that has none yet and carries `carried`: 128
+    /// random bits in hex for a new one; for one written before histories
+    /// had names, the digest of its oldest entry carried, so that two
+    /// writers starting from the same document name it alike.
+    static func id(continuing carried: [Carried]) -> String {
+        if let oldest = carried.first { return PreferencesManifest.digest(of: oldest.text) }
+        var generator = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in
+            let text = String(generator.next() as UInt64, radix: 16)
+            return String(repeating: "0", count: 16 - text.count) + text
+        }.joined()
+    }
 
     init() {}
 
@@ -79,6 +103,10 @@ struct DocumentHistory: Sendable, Equatable {
         {
             keep = HistoryLimit(entries: Int(clamping: entries), bytes: Int(clamping: bytes))
         }
+        if case .string(let name)? = fields["history_id"], !name.isEmpty { id = name }
+        if case .array(let places)? = fields["history_set_aside"] {
+            for case .string(let place) in places { setAside.append(place) }
+        }
     }
 
     /// The entries carried, built from their texts.
@@ -94,6 +122,8 @@ struct DocumentHistory: Sendable, Equatable {
                 "entries": .int(Int64(keep.entries)), "bytes": .int(Int64(keep.bytes)),
             ]
         }
+        if let id { members["history_id"] = .string(id) }
+        if !setAside.isEmpty { members["history_set_aside"] = .array(setAside.map { .string($0) }) }
         return members
     }
 

@@ -4,25 +4,108 @@
 /// The store keeps the newest entries in the document itself, so that an
 /// entry is committed in the same write as its change (H3). Every so often
 /// — before the write that would leave the document carrying more than a
-/// few kilobytes of entries — it moves them here with ``append(_:keep:)``,
-/// holding the backend's exclusive access, and only then writes a document
-/// without them. So an entry is always in the document, here, or both; the
-/// store reads both and takes each sequence once.
+/// few kilobytes of entries — it moves them here with
+/// ``append(_:history:keep:)``, holding the backend's exclusive access, and
+/// only then writes a document without them. So an entry is always in the
+/// document, here, or both; the store reads both and takes each sequence
+/// once.
+///
+/// An archive belongs to one life of its document: the document names its
+/// history (`history_id`), and the archive records the same name. A
+/// document deleted and made again, reset after corruption, or replaced by
+/// another copy starts another history, and the archive of the earlier one
+/// is never read or added to as this one's (``ArchivedHistory/belongs(to:through:carrying:)``):
+/// the next append moves it aside, whole, and starts again.
 ///
 /// The file backend keeps `<file>.history`, one entry of JSON a line
-/// (``PreferencesStorage/historyArchive``).
+/// (``PreferencesStorage/historyArchive``), after a first line naming its
+/// history; it moves an earlier one to `<file>.history.<UTC stamp>`.
 public protocol HistoryArchive: Sendable {
-    /// The archived entries' JSON texts, oldest first, as stored. They may
-    /// repeat entries the document still carries, and a text that does not
-    /// parse (the torn end of an interrupted append) is skipped.
-    func readEntries() throws -> [[UInt8]]
+    /// Where the archive is, for messages: `<file>.history`, `KEY.history/`.
+    var location: String { get }
 
-    /// Adds `entries` (oldest first, sequences increasing) durably: when it
-    /// returns, they survive a crash. Entries whose sequence is not above
-    /// the archive's last one are skipped, so a repeated append changes
-    /// nothing. The archive keeps at least its newest entries within
-    /// `keep` and drops older ones, so that it stays near that limit: the
-    /// file backend lets it grow by a quarter (at least 64 entries or
-    /// 16 KiB) before it rewrites; etcd drops them in the same transaction.
-    func append(_ entries: [(sequence: Int64, text: [UInt8])], keep: HistoryLimit) throws
+    /// The archive as stored: the history it belongs to, and its entries'
+    /// JSON texts, oldest first. They may repeat entries the document still
+    /// carries, and a text that does not parse (the torn end of an
+    /// interrupted append) is skipped.
+    func read() throws -> ArchivedHistory
+
+    /// Adds `entries` (oldest first, sequences increasing) of the history
+    /// named `id` durably: when it returns, they survive a crash.
+    ///
+    /// When the archive holds another history (``ArchivedHistory/belongs(to:through:carrying:)``
+    /// is false for `entries`), it first moves that history aside whole,
+    /// where it is never read or added to again but kept, and returns
+    /// where it went; otherwise nil.
+    ///
+    /// Entries whose sequence is not above the archive's last one are
+    /// skipped, so a repeated append changes nothing. The archive keeps at
+    /// least its newest entries within `keep` and drops older ones, so that
+    /// it stays near that limit: the file backend lets it grow by a quarter
+    /// (at least 64 entries or 16 KiB) before it rewrites; etcd drops them
+    /// in the same transaction.
+    func append(
+        _ entries: [(sequence: Int64, text: [UInt8])], history id: String, keep: HistoryLimit
+    ) throws -> String?
+}
+
+/// A history archive's contents (``HistoryArchive/read()``).
+public struct ArchivedHistory: Sendable, Equatable {
+    /// The history the archive belongs to; nil for one written before
+    /// archives named it, or empty.
+    public var id: String?
+    /// The entries' JSON texts, oldest first.
+    public var entries: [[UInt8]]
+
+    public init(id: String?, entries: [[UInt8]]) {
+        self.id = id
+        self.entries = entries
+    }
+
+    /// Whether these archived entries are of the history `id` of a document
+    /// whose last change is `sequence` and which carries `carrying`: the
+    /// archive names the same history (or none, for an archive written
+    /// before archives named one), every entry it shares with `carrying`
+    /// is the same text, and when it holds entries past `sequence` — as it
+    /// may for a writer whose copy of the document is a few changes old —
+    /// it holds the entry of `sequence` itself, the same as `carrying`'s.
+    ///
+    /// An unnamed archive is judged by its entries alone: a document made
+    /// again numbers its changes from 1, so its entries fall below the
+    /// archive's last one without being the archive's.
+    public func belongs(
+        to id: String?, through sequence: Int64, carrying: [(sequence: Int64, text: [UInt8])]
+    ) -> Bool {
+        if let own = self.id, own != id { return false }
+        var archived: [Int64: [UInt8]] = [:]
+        var last: Int64 = 0
+        for text in entries {
+            guard let number = HistoryEntry.sequence(ofJSONText: text) else { continue }
+            archived[number] = text
+            last = max(last, number)
+        }
+        for entry in carrying {
+            if let text = archived[entry.sequence], !text.elementsEqual(entry.text) { return false }
+        }
+        guard last > sequence else { return true }
+        guard let own = carrying.last(where: { $0.sequence == sequence }) else { return false }
+        return archived[sequence].map(own.text.elementsEqual) ?? false
+    }
+
+    /// The line that names an archive's history: `{"history_id":"…"}`.
+    public static func identityText(_ id: String) -> [UInt8] {
+        Array(#"{"history_id":"#.utf8) + Array(PreferenceValue.string(id).jsonText.utf8)
+            + [UInt8(ascii: "}")]
+    }
+
+    /// The history an archive's identity line names; nil for any other
+    /// text, an entry among them.
+    public static func id(inIdentityText text: [UInt8]) -> String? {
+        guard text.starts(with: #"{"history_id":"#.utf8),
+            case .object(let fields)? = try? PreferenceValue(
+                jsonText: String(decoding: text, as: UTF8.self)),
+            fields.count == 1, case .string(let id)? = fields["history_id"]
+        else { return nil }
+        return id
+    }
 }

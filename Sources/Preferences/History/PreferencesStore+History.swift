@@ -13,6 +13,10 @@ public struct StoreHistory: Sendable, Equatable {
     /// The oldest entry kept of all (not only of those asked for), or nil
     /// when none is kept.
     public var oldestKept: Int64?
+    /// Where the histories of this store's earlier lives are kept — before
+    /// its document was deleted, reset after corruption or replaced by
+    /// another copy —, oldest first. They are never part of ``entries``.
+    public var earlierHistories: [String] = []
 }
 
 /// Reading the history, undoing a change, and going back to an earlier state
@@ -29,14 +33,15 @@ extension PreferencesStore {
     public func history(
         for keys: [String] = [], after sequence: Int64? = nil, since date: Date? = nil
     ) async throws -> StoreHistory {
-        let (entries, latest) = try await core.queue.run { try self.core.keptHistory() }
+        let kept = try await core.queue.run { try self.core.keptHistory() }
         let wanted = Set(keys)
         return StoreHistory(
-            entries: entries.filter { entry in
+            entries: kept.entries.filter { entry in
                 (sequence.map { entry.sequence > $0 } ?? true)
                     && (date.map { entry.date >= $0 } ?? true)
                     && (wanted.isEmpty || entry.changes.keys.contains(where: wanted.contains))
-            }, latest: latest, oldestKept: entries.first?.sequence)
+            }, latest: kept.sequence, oldestKept: kept.entries.first?.sequence,
+            earlierHistories: kept.earlier)
     }
 
     /// Puts back the values the change numbered `sequence` replaced, for
@@ -182,7 +187,7 @@ extension PreferencesStore {
     /// The values and version right after change `sequence`: the current
     /// ones with every later change undone, newest first.
     static func state(
-        at sequence: Int64, kept: (entries: [HistoryEntry], sequence: Int64),
+        at sequence: Int64, kept: StoreCore.KeptHistory,
         values: [String: PreferenceValue], version: Int
     ) throws -> (values: [String: PreferenceValue], version: Int) {
         try checkMade(sequence, latest: kept.sequence)

@@ -1,5 +1,6 @@
 /// The file backend's history archive: `<file>.history` beside the store's
-/// file, one entry of JSON a line, oldest first (<doc:HistoryAndUndo>).
+/// file, a line naming its history, then one entry of JSON a line, oldest
+/// first (<doc:HistoryAndUndo>).
 extension FileStorage {
     /// `<file>.history`, beside the target file.
     public var historyArchive: (any HistoryArchive)? { FileHistoryArchive(storage: self) }
@@ -24,64 +25,133 @@ struct FileHistoryArchive: HistoryArchive {
             || bytes > keep.bytes + max(16 << 10, keep.bytes / 4)
     }
 
-    func readEntries() throws -> [[UInt8]] {
+    var location: String { ((try? storage.target()) ?? storage.path) + ".history" }
+
+    func read() throws -> ArchivedHistory {
         let path = try storage.target() + ".history"
         guard let (bytes, _) = try Platform.readFile(path, limit: 1 << 30, followingSymlinks: false)
-        else { return [] }
-        return Self.lines(bytes)
+        else { return ArchivedHistory(id: nil, entries: []) }
+        var lines = Self.lines(bytes)
+        let id = lines.first.flatMap(ArchivedHistory.id(inIdentityText:))
+        if id != nil { lines.removeFirst() }
+        return ArchivedHistory(id: id, entries: lines)
     }
 
-    func append(_ entries: [(sequence: Int64, text: [UInt8])], keep: HistoryLimit) throws {
+    func append(
+        _ entries: [(sequence: Int64, text: [UInt8])], history id: String, keep: HistoryLimit
+    ) throws -> String? {
         try storage.withExclusiveAccess {
             let target = try storage.target()
             let path = target + ".history"
-            var last: Int64 = 0
-            var first: Int64?
-            var size = 0
-            var cut: Int?
-            if let (tail, fileSize) = try Platform.readPart(path, count: 64 << 10, fromEnd: true) {
-                size = fileSize
-                // A last line without its newline is the torn end of an
-                // append that did not finish: cut it off.
-                let end = tail.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
-                if end < tail.count { cut = fileSize - (tail.count - end) }
-                let complete = Self.lines(Array(tail[0..<end]))
-                last = complete.last.flatMap(Self.sequence) ?? 0
-                if tail.count == fileSize { first = complete.first.flatMap(Self.sequence) }
-            }
-            let fresh = entries.filter { $0.sequence > last }
-            if fresh.isEmpty && cut == nil { return }
-            var added: [UInt8] = []
-            for entry in fresh {
-                added += entry.text
-                added.append(0x0A)
-            }
-            if first == nil, size > 0,
-                let (head, _) = try Platform.readPart(path, count: 4096, fromEnd: false)
-            {
-                first = Self.lines(head).first.flatMap(Self.sequence)
-            }
-            let newLast = fresh.last?.sequence ?? last
-            let count = first.map { newLast - $0 + 1 } ?? Int64(fresh.count)
             let model = try Platform.fileStamp(path) ?? Platform.fileStamp(target)
             let owner =
                 try model.map { ($0.uid, $0.gid) } ?? storage.ownerForNewFiles(target: target)
             let mode = model?.mode ?? 0o600
-            if Self.overflows(entries: count, bytes: (cut ?? size) + added.count, keep: keep) {
-                try rewrite(path, adding: fresh, keep: keep, mode: mode, owner: owner)
-                return
+            var end = try Tail(path)
+            var place: String?
+            if !end.archived(named: try end.identity(path)).belongs(
+                to: id, through: entries.last?.sequence ?? 0, carrying: entries)
+            {
+                place = try setAside(path)
+                end = Tail()
+            }
+            let fresh = entries.filter { $0.sequence > end.last }
+            if fresh.isEmpty && end.cut == nil { return place }
+            var added: [UInt8] = []
+            // A new archive starts with the line naming its history.
+            if end.size == 0 { added = ArchivedHistory.identityText(id) + [0x0A] }
+            for entry in fresh {
+                added += entry.text
+                added.append(0x0A)
+            }
+            let first = try end.firstSequence(path)
+            let newLast = fresh.last?.sequence ?? end.last
+            let count = first.map { newLast - $0 + 1 } ?? Int64(fresh.count)
+            if Self.overflows(
+                entries: count, bytes: (end.cut ?? end.size) + added.count, keep: keep)
+            {
+                try rewrite(path, history: id, adding: fresh, keep: keep, mode: mode, owner: owner)
+                return place
             }
             let created = try Platform.append(
-                added, to: path, cuttingTo: cut, mode: mode, owner: owner)
+                added, to: path, cuttingTo: end.cut, mode: mode, owner: owner)
             if created { try storage.syncDirectory(Platform.parentDirectory(of: path)) }
+            return place
+        }
+    }
+
+    /// Moves the archive of another history to `<file>.history.<stamp>`
+    /// (with a counter if taken), never over anything; returns where.
+    private func setAside(_ path: String) throws -> String {
+        let stamp = ISO8601.compactStamp()
+        var place = path + "." + stamp
+        var attempt = 1
+        while Platform.exists(place) {
+            attempt += 1
+            place = path + "." + stamp + "-\(attempt)"
+        }
+        try Platform.rename(path, place)
+        try storage.syncDirectory(Platform.parentDirectory(of: path))
+        return place
+    }
+
+    /// The end of the archive, as an append reads it: its last 64 KiB.
+    private struct Tail {
+        /// The archive's size; 0 when there is none.
+        var size = 0
+        /// Where a torn last line starts, to cut it off.
+        var cut: Int?
+        /// The complete lines read, oldest first.
+        var lines: [[UInt8]] = []
+        /// Whether they are the whole archive.
+        var isWhole = true
+        /// The last entry's sequence; 0 when none.
+        var last: Int64 = 0
+
+        init() {}
+
+        init(_ path: String) throws {
+            guard let (tail, fileSize) = try Platform.readPart(path, count: 64 << 10, fromEnd: true)
+            else { return }
+            size = fileSize
+            // A last line without its newline is the torn end of an
+            // append that did not finish: cut it off.
+            let end = tail.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+            if end < tail.count { cut = fileSize - (tail.count - end) }
+            lines = FileHistoryArchive.lines(Array(tail[0..<end]))
+            isWhole = tail.count == fileSize
+            last = lines.last.flatMap(FileHistoryArchive.sequence) ?? 0
+        }
+
+        /// The history the archive's first line names.
+        func identity(_ path: String) throws -> String? {
+            if isWhole { return lines.first.flatMap(ArchivedHistory.id(inIdentityText:)) }
+            guard let (head, _) = try Platform.readPart(path, count: 4096, fromEnd: false) else {
+                return nil
+            }
+            return FileHistoryArchive.lines(head).first.flatMap(ArchivedHistory.id(inIdentityText:))
+        }
+
+        /// The entries read, as the history `id` names them.
+        func archived(named id: String?) -> ArchivedHistory {
+            ArchivedHistory(id: id, entries: lines)
+        }
+
+        /// The first entry's sequence; nil when there is none.
+        func firstSequence(_ path: String) throws -> Int64? {
+            if isWhole { return lines.lazy.compactMap(FileHistoryArchive.sequence).first }
+            guard let (head, _) = try Platform.readPart(path, count: 4096, fromEnd: false) else {
+                return nil
+            }
+            return FileHistoryArchive.lines(head).lazy.compactMap(FileHistoryArchive.sequence).first
         }
     }
 
     /// Replaces the archive with its newest entries within `keep`,
     /// `fresh` included.
     private func rewrite(
-        _ path: String, adding fresh: [(sequence: Int64, text: [UInt8])], keep: HistoryLimit,
-        mode: UInt32, owner: (uid: UInt32, gid: UInt32)?
+        _ path: String, history id: String, adding fresh: [(sequence: Int64, text: [UInt8])],
+        keep: HistoryLimit, mode: UInt32, owner: (uid: UInt32, gid: UInt32)?
     ) throws {
         var lines: [(sequence: Int64, text: [UInt8])] = []
         if let (bytes, _) = try Platform.readFile(path, limit: 1 << 30, followingSymlinks: false) {
@@ -98,8 +168,8 @@ struct FileHistoryArchive: HistoryArchive {
             total += size
             start -= 1
         }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(total + lines.count - start)
+        var bytes = ArchivedHistory.identityText(id) + [0x0A]
+        bytes.reserveCapacity(bytes.count + total + lines.count - start)
         for line in lines[start...] {
             bytes += line.text
             bytes.append(0x0A)

@@ -27,6 +27,13 @@ package enum ISO8601 {
         return nil
     }
 
+    /// Now in UTC, to the second, without separators: `20261202T031209Z`,
+    /// as the names of files and keys set aside end.
+    package static func compactStamp() -> String {
+        let date = format(Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
+        return date.filter { $0 != "-" && $0 != ":" }
+    }
+
     /// The ISO 8601 text of `date`; only for dates ``problem(with:)`` accepts.
     static func format(_ date: Date) -> String {
         let reference = date.timeIntervalSinceReferenceDate

@@ -41,7 +41,10 @@ struct LogCommand: PrefsCommand {
             that was removed. The history keeps the last 1,000 changes unless the \
             programs sharing the store keep more. A change of a secret key is \
             shown as '<key> <redacted> → <redacted>': the history never keeps \
-            its values, so --reveal cannot show them.
+            its values, so --reveal cannot show them. When the store's file was \
+            deleted, reset after corruption or replaced by another copy, its \
+            numbering starts again: the history of before is kept aside, never \
+            shown as this one's, and a note on standard error says where.
             """,
         examples: [
             ("log", "every change kept, newest first"),
@@ -93,5 +96,10 @@ struct LogCommand: PrefsCommand {
             return (json ? shown.jsonText : shown.description) + "\n"
         }
         if !lines.isEmpty { context.output.standardOutput(lines.joined()) }
+        if !history.earlierHistories.isEmpty {
+            context.output.note(
+                "the history from before this store was deleted, reset or replaced is kept aside, not shown: "
+                    + history.earlierHistories.joined(separator: ", "))
+        }
     }
 }

@@ -60,10 +60,14 @@ final class FailingAfterArchiveStorage: PreferencesStorage {
     private struct Archive: HistoryArchive {
         let base: any HistoryArchive
         let appended: Locked<Bool>
-        func readEntries() throws -> [[UInt8]] { try base.readEntries() }
-        func append(_ entries: [(sequence: Int64, text: [UInt8])], keep: HistoryLimit) throws {
-            try base.append(entries, keep: keep)
+        var location: String { base.location }
+        func read() throws -> ArchivedHistory { try base.read() }
+        func append(
+            _ entries: [(sequence: Int64, text: [UInt8])], history id: String, keep: HistoryLimit
+        ) throws -> String? {
+            let place = try base.append(entries, history: id, keep: keep)
             appended.withLock { $0 = true }
+            return place
         }
     }
 }

@@ -91,6 +91,8 @@ extension StoreCore {
         let keep = limits.history.union(history.keep)
         // The largest limit any writer asked for stays recorded (H4).
         if keep.keepsEntries && keep != history.keep { history.keep = keep }
+        // The first write names the history, which its archive records.
+        if history.id == nil { history.id = DocumentHistory.id(continuing: history.carried) }
         let host = Platform.hostName
         var fresh: [DocumentHistory.Carried] = []
         for var change in pending {
@@ -117,7 +119,10 @@ extension StoreCore {
                     || bytes >= Self.documentHistoryBytes
             {
                 if !archived {
-                    try archive.append(carried.map { ($0.sequence, $0.text) }, keep: keep)
+                    let place = try archive.append(
+                        carried.map { ($0.sequence, $0.text) }, history: history.id!,
+                        keep: keep)
+                    if let place { history.setAside.append(place) }
                     archived = true
                 }
                 history.carried = fresh
@@ -133,27 +138,45 @@ extension StoreCore {
 
     // MARK: Reading
 
-    /// Every entry kept, oldest first, and the sequence they run to: the
-    /// archive's entries and those the current document carries, each
-    /// sequence once, within the store's limit. On the queue.
-    func keptHistory() throws -> (entries: [HistoryEntry], sequence: Int64) {
+    /// Every entry kept, oldest first, the sequence they run to, and where
+    /// the histories of the store's earlier lives are kept: the archive's
+    /// entries and those the current document carries, each sequence once,
+    /// within the store's limit. On the queue.
+    func keptHistory() throws -> KeptHistory {
         try refreshIfChanged(policy: nil)
         return try keptHistory(carried: state.withLock { $0.current.snapshot.document.history })
     }
 
+    /// The history kept as of one document.
+    struct KeptHistory {
+        var entries: [HistoryEntry]
+        var sequence: Int64
+        /// Where the archives of earlier histories are: those moved aside,
+        /// and the archive in place when it is of another history.
+        var earlier: [String]
+    }
+
     /// Every entry kept as of a document carrying `history`: the archive's
-    /// older entries and those the document carries. On the queue.
-    func keptHistory(carried history: DocumentHistory) throws -> (
-        entries: [HistoryEntry], sequence: Int64
-    ) {
+    /// older entries and those the document carries, unless the archive
+    /// is of another history (then only the document's). On the queue.
+    func keptHistory(carried history: DocumentHistory) throws -> KeptHistory {
         // Each entry with the size of its stored text, which the limit
         // counts as a write does, without writing any
         // entry again.
         var entries: [HistoryEntry] = []
         var sizes: [Int] = []
+        var earlier = history.setAside
         if let archive = storage.historyArchive {
             let first = history.carried.first?.sequence ?? history.sequence + 1
-            for text in try archive.readEntries() {
+            var archived = try archive.read()
+            if !archived.belongs(
+                to: history.id, through: history.sequence,
+                carrying: history.carried.map { ($0.sequence, $0.text) })
+            {
+                earlier.append(archive.location)
+                archived.entries = []
+            }
+            for text in archived.entries {
                 guard let sequence = HistoryEntry.sequence(ofJSONText: text),
                     (sequence < first) && (sequence > (entries.last?.sequence ?? 0)),
                     let entry = HistoryEntry(jsonText: text, source: storage.location)
@@ -168,7 +191,9 @@ extension StoreCore {
             sizes.append(carried.text.count)
         }
         let keep = limits.history.union(history.keep)
-        return (Array(entries[keep.firstKept(sizes: sizes)...]), history.sequence)
+        return KeptHistory(
+            entries: Array(entries[keep.firstKept(sizes: sizes)...]), sequence: history.sequence,
+            earlier: earlier)
     }
 
     // MARK: Secrets

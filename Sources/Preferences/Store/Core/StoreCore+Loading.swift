@@ -130,11 +130,7 @@ extension StoreCore {
     }
 
     /// Now in UTC, to the second, without separators: `20261202T031209Z`.
-    static func timestamp() -> String {
-        let date = ISO8601.format(
-            Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
-        return date.filter { $0 != "-" && $0 != ":" }
-    }
+    static func timestamp() -> String { ISO8601.compactStamp() }
 
     // MARK: Reloading
 
