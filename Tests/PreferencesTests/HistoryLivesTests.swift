@@ -96,16 +96,41 @@ struct HistoryLivesTests {
         // Before the new life archives anything, the old archive is still in
         // place: never read as this life's, and named as kept aside.
         var history = try await store.history()
-        #expect(history.entries.map(\.sequence) == Array(1...5))
+        #expect(history.entries.map(\.sequence) == Array(1...6))
         #expect(history.earlierHistories == [url.path + ".history"])
         for value in 6...30 { try await store.set(.counter, value) }
         history = try await store.history()
-        #expect(history.entries.map(\.sequence) == Array(1...30))
-        #expect(history.entries.allSatisfy { $0.keys == ["counter"] })
+        #expect(history.entries.map(\.sequence) == Array(1...31))
+        #expect(history.entries.dropFirst().allSatisfy { $0.keys == ["counter"] })
         let aside = try setAsideArchives()
         try #require(aside.count == 1, "beside the store: \(aside)")
         #expect(history.earlierHistories == [directory.path + "/" + aside[0]])
         #expect(try archiveLines(directory.path + "/" + aside[0]).count == 33)
+    }
+
+    /// The reset is change #1 of the new history, by this process, saying
+    /// where the bad bytes went, with the values it put in their place.
+    @Test func aResetAfterCorruptionIsTheFirstChangeOfItsHistory() async throws {
+        try Data("{ not json".utf8).write(to: url)
+        let store = try await open(corruption: .replace { _ in ["language": "de"] })
+        let corrupt = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path)
+                .first { $0.hasPrefix("prefs.json.corrupt-") })
+        let history = try await store.history()
+        let reset = try #require(history.entries.first)
+        #expect(history.entries.count == 1 && reset.sequence == 1)
+        #expect(reset.changes == ["language": .init(old: nil, new: "de")])
+        #expect(
+            reset.cause
+                == "reset after corruption; the file was moved to \(directory.path)/\(corrupt)")
+        #expect(reset.program == ProcessInfo.processInfo.processName)
+        // In the file, as a new process reads it.
+        let written = try document()
+        #expect(written["sequence"] as? Int == 1)
+        #expect((written["history"] as? [Any])?.count == 1)
+        #expect(written["history_id"] is String)
+        try await store.set(.counter, 1)
+        #expect(try await store.history().entries.map(\.sequence) == [1, 2])
     }
 
     @Test func aDocumentReplacedByAnOlderCopyNeverShowsTheChangesItUndid() async throws {

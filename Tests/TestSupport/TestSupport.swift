@@ -157,8 +157,10 @@ package func withoutChangeRecords(_ text: String?) -> String? {
         case .object(var members) = root
     else { return text }
     members["modified"] = nil
-    // History entries carry times too (and are checked on their own).
+    // History entries carry times too (and are checked on their own), and
+    // each store names its history at random.
     members["history"] = nil
+    members["history_id"] = nil
     return PreferenceValue.object(members).jsonText
 }
 

@@ -91,8 +91,11 @@ extension StoreCore {
         let keep = limits.history.union(history.keep)
         // The largest limit any writer asked for stays recorded (H4).
         if keep.keepsEntries && keep != history.keep { history.keep = keep }
-        // The first write names the history, which its archive records.
-        if history.id == nil { history.id = DocumentHistory.id(continuing: history.carried) }
+        // The first write that keeps entries names the history, which its
+        // archive records.
+        if history.id == nil && (keep.keepsEntries || !history.carried.isEmpty) {
+            history.id = DocumentHistory.id(continuing: history.carried)
+        }
         let host = Platform.hostName
         var fresh: [DocumentHistory.Carried] = []
         for var change in pending {

@@ -112,9 +112,11 @@ extension StoreCore {
                     key: key, reason: "in the replacement values: \(problem)")
             }
         }
-        let document = StoreDocument(values: replacement)
-        let replacementBytes =
-            replacement.isEmpty ? nil : try document.encode(file: storage.location, limits: limits)
+        // The reset is a change like any other: the first of a new history,
+        // with its own entry saying where the bad bytes went. It is made
+        // once before anything moves, so that a replacement the next open
+        // would reject never costs the bad document its place.
+        _ = try resetDocument(replacement, place: "")
         guard let place = try storage.setAsideCorrupt(contents, stamp: Self.timestamp()) else {
             return nil
         }
@@ -123,10 +125,27 @@ extension StoreCore {
                 PreferencesProblem(
                     key: nil, message: "\(error.description); the file was moved to \(place)"))
         }
-        guard let bytes = replacementBytes else { return (document, .absent) }
+        let (document, bytes) = try resetDocument(replacement, place: place)
         // Someone wrote after the bad bytes were moved aside: theirs stands.
         guard let written = try storage.write(bytes, ifRevision: .absent) else { return nil }
         return (document, written)
+    }
+
+    /// The document that starts a store again after corruption: the
+    /// `replacement` values, as change #1 of a new history, attributed to
+    /// this process, naming `place`.
+    private func resetDocument(_ replacement: [String: PreferenceValue], place: String) throws
+        -> (document: StoreDocument, bytes: [UInt8])
+    {
+        let base = PreferencesSnapshot(StoreDocument(), registeredDefaults: [:])
+        var working = MutablePreferences(snapshot: base, limits: limits)
+        for (key, value) in replacement { working[raw: key] = value }
+        let entry = PendingEntry(
+            changes: Self.changes(from: [:], to: replacement, keys: nil), versionChange: nil,
+            causes: ["reset after corruption; the file was moved to \(place)"])
+        var archived = false
+        return try prepareWrite(
+            of: working, over: base, adding: [entry], changedKeys: nil, archived: &archived)
     }
 
     /// Now in UTC, to the second, without separators: `20261202T031209Z`.
