@@ -33,10 +33,15 @@ public struct CorruptionPolicy: Sendable {
     public static let fail = CorruptionPolicy(action: .fail)
 
     /// Rename the bad file to `<name>.corrupt-<UTC timestamp>` and start empty.
+    ///
+    /// The reset is written as change #1 of a new history (<doc:HistoryAndUndo>),
+    /// whose entry names where the bad bytes went; the earlier history is
+    /// kept aside, never shown as the new one's.
     public static let backupAndReset = CorruptionPolicy(action: .backupAndReset)
 
     /// Rename the bad file as ``backupAndReset`` does, then store the values
-    /// `makeValues` returns (it receives the corruption error).
+    /// `makeValues` returns (it receives the corruption error), as the
+    /// changes of the reset's history entry.
     public static func replace(
         _ makeValues: @escaping @Sendable (PreferencesError) -> [String: PreferenceValue]
     ) -> CorruptionPolicy {
