@@ -9,11 +9,14 @@ import Testing
 
 /// The rules of each capability a backend offers — its opening, history
 /// archive, manifests, replicas and privacy — checked by calling the
-/// capability directly. A check of a capability the backend does not offer
-/// (nil) passes at once; one that the backend offers must be offered by the
-/// other handle too.
+/// capability directly. The backend offers exactly what its subject
+/// declares, through both handles; the check of a capability it neither
+/// declares nor offers has nothing to check.
 extension StorageContract {
     static let capabilityChecks: [Check] = [
+        Check(
+            "S12: the backend offers the capabilities its subject declares, and no others",
+            capabilitiesAreAsDeclared),
         Check(
             "S9: two handles on the same data open with one identity, or none",
             handlesOpenWithOneIdentity),
@@ -44,6 +47,23 @@ extension StorageContract {
             "A3: a store with a declared secret keeps its document readable by its owner only",
             storeWithASecretKeepsItsDocumentPrivate),
     ]
+
+    static func capabilitiesAreAsDeclared(_ subject: Subject, _ contract: StorageContract)
+        async throws
+    {
+        for (name, storage) in [
+            ("the backend", subject.storage), ("the other handle", subject.otherHandle),
+        ] {
+            let offered = Capabilities(of: storage)
+            let missing = subject.capabilities.subtracting(offered)
+            let undeclared = offered.subtracting(subject.capabilities)
+            #expect(missing.isEmpty, "\(name) does not offer what its subject declares: \(missing)")
+            #expect(
+                undeclared.isEmpty,
+                "\(name) offers what its subject does not declare, so its rules would go unchecked if it vanished: \(undeclared)"
+            )
+        }
+    }
 
     static func handlesOpenWithOneIdentity(_ subject: Subject, _ contract: StorageContract)
         async throws

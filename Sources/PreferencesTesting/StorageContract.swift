@@ -38,7 +38,8 @@ import Testing
 ///         let backend = MyStorage(root: directory)
 ///         return StorageContract.Subject(
 ///             storage: backend, otherHandle: MyStorage(root: directory),
-///             readSetAside: { place in try MyStorage.bytes(at: place) })
+///             readSetAside: { place in try MyStorage.bytes(at: place) },
+///             offering: [.historyArchive])
 ///     }.run()
 /// }
 /// ```
@@ -69,18 +70,57 @@ public struct StorageContract: Sendable {
         /// would, so the checks see it narrowed again. nil leaves those
         /// parts out.
         public var makeReadableByOthers: (@Sendable () throws -> Void)?
+        /// The capabilities the backend offers: the contract fails when one
+        /// declared here is missing, and when one offered is not declared.
+        public var capabilities: Capabilities
 
-        /// A subject; `watches` defaults to true.
+        /// A subject; `watches` defaults to true. `capabilities` says what
+        /// the backend offers beyond the document (none by default).
         public init(
             storage: any PreferencesStorage, otherHandle: any PreferencesStorage,
             readSetAside: @escaping @Sendable (_ place: String) throws -> [UInt8]?,
-            watches: Bool = true, makeReadableByOthers: (@Sendable () throws -> Void)? = nil
+            offering capabilities: Capabilities = [], watches: Bool = true,
+            makeReadableByOthers: (@Sendable () throws -> Void)? = nil
         ) {
             self.storage = storage
             self.otherHandle = otherHandle
             self.readSetAside = readSetAside
+            self.capabilities = capabilities
             self.watches = watches
             self.makeReadableByOthers = makeReadableByOthers
+        }
+    }
+
+    /// What a backend offers beyond the document, each held to its rules:
+    /// `PreferencesStorage/historyArchive`, `manifests`, `replicas` and
+    /// `privacy`.
+    public struct Capabilities: OptionSet, Sendable, CustomStringConvertible {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        public static let historyArchive = Capabilities(rawValue: 1 << 0)
+        public static let manifests = Capabilities(rawValue: 1 << 1)
+        public static let replicas = Capabilities(rawValue: 1 << 2)
+        public static let privacy = Capabilities(rawValue: 1 << 3)
+        /// All four, as the file backend offers them.
+        public static let all: Capabilities = [.historyArchive, .manifests, .replicas, .privacy]
+
+        /// What `storage` offers.
+        public init(of storage: any PreferencesStorage) {
+            self = []
+            if storage.historyArchive != nil { insert(.historyArchive) }
+            if storage.manifests != nil { insert(.manifests) }
+            if storage.replicas != nil { insert(.replicas) }
+            if storage.privacy != nil { insert(.privacy) }
+        }
+
+        public var description: String {
+            let names: [(Capabilities, String)] = [
+                (.historyArchive, "historyArchive"), (.manifests, "manifests"),
+                (.replicas, "replicas"), (.privacy, "privacy"),
+            ]
+            let listed = names.filter { contains($0.0) }.map(\.1)
+            return listed.isEmpty ? "none" : listed.joined(separator: ", ")
         }
     }
 

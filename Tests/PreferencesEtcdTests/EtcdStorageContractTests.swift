@@ -20,7 +20,7 @@ struct EtcdStorageContractTests {
                 storage: storage, otherHandle: try cluster.storage(key, sharesState: false),
                 readSetAside: { place in
                     try EtcdStorage(configuration: storage.configuration, key: place).read().bytes
-                })
+                }, offering: [.historyArchive, .manifests, .replicas])
         }.run()
     }
 }

@@ -128,7 +128,8 @@ private struct Display: PreferencesRecord {
         #expect(read.bytes == Array("{}".utf8))
         #expect(read.location == storage.manifestPath)
         let belowAFile = FileStorage(fileURL: published.appendingPathComponent("prefs.json"))
-        #expect(try belowAFile.manifests?.storeManifest() == nil)
+        let below = try #require(belowAFile.manifests, "a file backend has no manifests")
+        #expect(try below.storeManifest() == nil)
     }
 
     /// The store hands the declared manifest to its backend, whatever the

@@ -37,6 +37,38 @@ struct StorageContractTests {
         }.run()
     }
 
+    /// A backend that offers a capability its subject does not declare, or
+    /// declares one it does not offer, fails the contract, naming it.
+    @Test func aCapabilityOfferedButNotDeclaredOrTheOtherWayRoundFailsTheContract() async throws {
+        let check = try #require(
+            StorageContract.checks.first { $0.description.hasPrefix("S12: the backend offers") })
+        // A file backend declaring all but privacy; a backend offering
+        // nothing declaring a history archive.
+        let cases: [(offersAll: Bool, declared: StorageContract.Capabilities, says: String)] = [
+            (true, StorageContract.Capabilities.all.subtracting(.privacy), "does not declare"),
+            (false, .historyArchive, "does not offer what"),
+        ]
+        for (offersAll, declared, says) in cases {
+            let named = offersAll ? "privacy" : "historyArchive"
+            try await withKnownIssue("\(named) \(says)") {
+                try await StorageContract { directory in
+                    let storage: any PreferencesStorage =
+                        offersAll
+                        ? FileStorage(fileURL: directory.appendingPathComponent("store.json"))
+                        : RevisionDirectoryStorage(
+                            directory: directory, breaksCompareAndSwap: false)
+                    return StorageContract.Subject(
+                        storage: storage, otherHandle: storage, readSetAside: { _ in nil },
+                        offering: declared)
+                }.run(check)
+            } matching: { issue in
+                issue.comments.contains {
+                    $0.rawValue.contains(says) && $0.rawValue.hasSuffix(named)
+                }
+            }
+        }
+    }
+
     @Test func aBackendWrittenOutsideThePackageKeepsTheContract() async throws {
         try await StorageContract(Self.revisionDirectory(breakingCompareAndSwap: false)).run()
     }
@@ -92,7 +124,7 @@ struct StorageContractTests {
                 storage: wrap(FileStorage(fileURL: url)),
                 otherHandle: wrap(FileStorage(fileURL: url)),
                 readSetAside: { place in try? Array(Data(contentsOf: URL(fileURLWithPath: place)))
-                },
+                }, offering: .all,
                 makeReadableByOthers: {
                     guard chmod(url.path, 0o644) == 0 else {
                         throw PreferencesError.io(
