@@ -1,5 +1,6 @@
 import Foundation
 import PreferencesTestSupport
+import PreferencesTesting
 import Testing
 
 @testable import Preferences
@@ -152,7 +153,26 @@ import Testing
         #expect(
             await eventually(seconds: 30) { hasDirectoryWatch(waiter.process.processIdentifier) },
             "the waiter's watch of the registrations")
-        #expect(waiter.process.isRunning, "the wait ended while a replica was at change 3")
+        // The running replica applies change 4 and says so in its
+        // registration, which the waiter's watch reports: a wait that wrongly
+        // counted the stopped replica would print its line and end then.
+        let running = children[0].process.processIdentifier
+        let deadline = TestTime.deadline(in: .seconds(30))
+        var reported = try await replicas().first { $0.pid == running }?.applied
+        while reported != 4 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            reported = try await replicas().first { $0.pid == running }?.applied
+        }
+        try #require(
+            reported == 4,
+            "the running replica reports change \(reported.map { "\($0)" } ?? "none"), not 4")
+        await #expect(
+            throws: DeadlineExceeded.self, "the wait ended while a replica was at change 3"
+        ) {
+            let line = try await waiter.nextLine(timeout: .seconds(2))
+            Issue.record(
+                "the waiter printed \(line ?? "nothing and ended") with a replica at change 3")
+        }
         stopped.kill(SIGCONT)
         let applied = try await waiter.nextLine(timeout: .seconds(30))
         #expect(applied?.hasPrefix("applied on 2/2 replicas in ") == true, "\(applied ?? "")")

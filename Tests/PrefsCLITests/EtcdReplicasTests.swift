@@ -120,6 +120,15 @@ struct EtcdReplicasTests {
         #expect(
             took >= .milliseconds(Self.shortTTL * 500),
             "gone \(took) after the kill: before its \(Self.shortTTL) s lease could expire")
+        // And well before a lease of etcd's default 10 s could: renewed every
+        // TTL / 3, such a lease runs out 6.7 s after the kill at the
+        // earliest. The short lease's TTL plus 3 s (scaled, like every
+        // deadline) tells them apart on an unloaded run.
+        let bound = Duration.seconds(Self.shortTTL) + TestTime.scaled(.seconds(3))
+        #expect(
+            took < bound,
+            "gone \(took) after the kill, not within \(bound): a longer lease than \(Self.shortTTL) s"
+        )
         _ = try await victim.exit(timeout: .seconds(30))
         #expect(try await pids().count == 2)
         try await stopChildren(children)
