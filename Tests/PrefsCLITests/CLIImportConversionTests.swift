@@ -74,6 +74,12 @@ import Testing
         Row(.data, "%%%", .refused), Row(.data, 1, .refused),
     ]
 
+    /// Each type as an error names it, written out.
+    static let typeNames: [PreferenceValueType: String] = [
+        .bool: "Bool", .int: "Int", .double: "Double", .string: "String", .json: "JSON",
+        .date: "Date", .data: "Data",
+    ]
+
     static var refusedRows: [Row] {
         rows.filter { if case .refused = $0.expected { true } else { false } }
     }
@@ -220,7 +226,7 @@ import Testing
         #expect(cli.status == 3)
         #expect(
             cli.message
-                == "prefs: error: FILE: key 'value' holds \(row.source.jsonText), which is not a valid \(ValueConversion(row.type))\n"
+                == "prefs: error: FILE: key 'value' holds \(row.source.jsonText), which is not a valid \(Self.typeNames[row.type]!)\n"
         )
         #expect(failures.values.allSatisfy { $0 == cli }, "\(failures)")
     }

@@ -3,14 +3,243 @@ import Testing
 
 @testable import Preferences
 
-/// The store file at `url` as its bytes decode now, on their own: what a
-/// new process would read. A second store handle on the same file shares
-/// this process's in-memory state (S9) and may never read the file, so a
-/// test that says "in the file" reads it through this.
+/// The store file at `url` as its bytes say now, on their own: what a new
+/// process would read. A second store handle on the same file shares this
+/// process's in-memory state (S9) and may never read the file, so a test
+/// that says "in the file" reads it through this.
+///
+/// It is an oracle of its own, not the library's decoder: the JSON is read
+/// by ``TestJSON`` below, and each member and time is taken by hand as the
+/// file format article describes it.
+/// Only the history's entries go through `HistoryEntry`'s own reading.
 func fileSnapshot(_ url: URL) throws -> PreferencesSnapshot {
     let bytes = try #require(
         FileManager.default.contents(atPath: url.path), "no file at \(url.path)")
-    let document = try StoreDocument.decode(
-        Array(bytes), file: url.path, limits: PreferencesLimits())
+    guard case .object(let members) = try TestJSON.parse(Array(bytes)) else {
+        throw TestJSON.Failure(reason: "\(url.path) is not a JSON object")
+    }
+    var document = StoreDocument()
+    guard case .object(let values)? = members["values"] else {
+        throw TestJSON.Failure(reason: "\(url.path) has no values object")
+    }
+    document.values = values
+    if case .int(let version)? = members["version"] { document.version = Int(version) }
+    var records: [String: ChangeRecord] = [:]
+    if case .object(let modified)? = members["modified"] {
+        for (key, record) in modified {
+            guard case .object(let fields) = record, case .string(let at)? = fields["at"],
+                case .string(let user)? = fields["by"],
+                case .string(let program)? = fields["program"],
+                let date = fileDate(at)
+            else { continue }
+            var sudoUser: String?
+            if case .string(let name)? = fields["sudo_user"] { sudoUser = name }
+            records[key] = ChangeRecord(
+                PreferenceModification(date: date, user: user, sudoUser: sudoUser, program: program)
+            )
+        }
+    }
+    document.modifications = ChangeLog(records)
+    if case .int(let sequence)? = members["sequence"] { document.history.sequence = sequence }
+    if case .array(let entries)? = members["history"] {
+        for entry in entries {
+            let text = Array(entry.jsonText.utf8)
+            guard case .object(let fields) = entry, case .int(let sequence)? = fields["sequence"]
+            else { continue }
+            document.history.carried.append(.init(sequence: sequence, text: text))
+        }
+    }
+    if case .object(let temporary)? = members["temporary"] {
+        for (key, entry) in temporary {
+            guard case .object(let fields) = entry, case .string(let until)? = fields["until"],
+                let value = fields["value"], let end = fileDate(until)
+            else { continue }
+            document.temporary.overrides[key] = .init(value: value, until: end)
+        }
+    }
+    if case .array(let names)? = members["secrets"] {
+        for case .string(let name) in names { document.secretKeys.insert(name) }
+    }
     return PreferencesSnapshot(document, registeredDefaults: [:])
+}
+
+/// A time as the file writes it, `2026-12-02T03:12:09.12Z`: whole seconds
+/// counted by hand (days from the civil date) and the fraction added, as a
+/// `Date` counts from 2001.
+private func fileDate(_ text: String) -> Date? {
+    let parts = text.split(whereSeparator: { "-T:Z".contains($0) }).map(String.init)
+    guard text.hasSuffix("Z"), parts.count == 6, let year = Int(parts[0]),
+        let month = Int(parts[1]), let day = Int(parts[2]), let hour = Int(parts[3]),
+        let minute = Int(parts[4])
+    else { return nil }
+    let secondParts = parts[5].split(separator: ".", omittingEmptySubsequences: false)
+    guard let second = Int(secondParts[0]) else { return nil }
+    // Days since 1970-01-01 of a proleptic Gregorian date.
+    let shifted = month <= 2 ? year - 1 : year
+    let era = (shifted >= 0 ? shifted : shifted - 399) / 400
+    let yearOfEra = shifted - era * 400
+    let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+    let days = era * 146_097 + dayOfEra - 719_468
+    let unix = days * 86_400 + hour * 3_600 + minute * 60 + second
+    let fraction = secondParts.count == 2 ? Double("0." + secondParts[1]) ?? 0 : 0
+    return Date(timeIntervalSinceReferenceDate: Double(unix - 978_307_200) + fraction)
+}
+
+/// A JSON reader for the tests, written apart from the library's: objects,
+/// arrays, strings with every escape, numbers (an integer when the text has
+/// no fraction or exponent and fits in 64 bits), `true`, `false`, `null`.
+enum TestJSON {
+    struct Failure: Error, CustomStringConvertible {
+        var reason: String
+        var description: String { reason }
+    }
+
+    static func parse(_ bytes: [UInt8]) throws -> PreferenceValue {
+        var reader = Reader(bytes: bytes)
+        let value = try reader.value()
+        reader.skipSpace()
+        guard reader.index == bytes.count else { throw reader.failure("text after the value") }
+        return value
+    }
+
+    private struct Reader {
+        let bytes: [UInt8]
+        var index = 0
+
+        func failure(_ what: String) -> Failure { Failure(reason: "\(what) at byte \(index)") }
+
+        mutating func skipSpace() {
+            while index < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[index]) {
+                index += 1
+            }
+        }
+
+        mutating func expect(_ text: String) throws {
+            let expected = Array(text.utf8)
+            guard bytes[index...].starts(with: expected) else { throw failure("expected \(text)") }
+            index += expected.count
+        }
+
+        mutating func value() throws -> PreferenceValue {
+            skipSpace()
+            guard index < bytes.count else { throw failure("a value missing") }
+            switch bytes[index] {
+            case UInt8(ascii: "{"): return try object()
+            case UInt8(ascii: "["):
+                index += 1
+                var items: [PreferenceValue] = []
+                skipSpace()
+                if bytes[index] == UInt8(ascii: "]") {
+                    index += 1
+                    return .array(items)
+                }
+                while true {
+                    items.append(try value())
+                    skipSpace()
+                    if bytes[index] == UInt8(ascii: "]") {
+                        index += 1
+                        return .array(items)
+                    }
+                    try expect(",")
+                }
+            case UInt8(ascii: "\""): return .string(try string())
+            case UInt8(ascii: "t"):
+                try expect("true")
+                return .bool(true)
+            case UInt8(ascii: "f"):
+                try expect("false")
+                return .bool(false)
+            case UInt8(ascii: "n"):
+                try expect("null")
+                return .null
+            default: return try number()
+            }
+        }
+
+        mutating func object() throws -> PreferenceValue {
+            index += 1
+            var members: [String: PreferenceValue] = [:]
+            skipSpace()
+            if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return .object(members)
+            }
+            while true {
+                skipSpace()
+                let key = try string()
+                skipSpace()
+                try expect(":")
+                members[key] = try value()
+                skipSpace()
+                if bytes[index] == UInt8(ascii: "}") {
+                    index += 1
+                    return .object(members)
+                }
+                try expect(",")
+            }
+        }
+
+        mutating func string() throws -> String {
+            try expect("\"")
+            var scalars = String.UnicodeScalarView()
+            var run: [UInt8] = []
+            func flush() {
+                scalars.append(contentsOf: String(decoding: run, as: UTF8.self).unicodeScalars)
+                run = []
+            }
+            while index < bytes.count {
+                let byte = bytes[index]
+                index += 1
+                if byte == UInt8(ascii: "\"") {
+                    flush()
+                    return String(scalars)
+                }
+                guard byte == UInt8(ascii: "\\") else {
+                    run.append(byte)
+                    continue
+                }
+                flush()
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "n"): scalars.append("\n")
+                case UInt8(ascii: "t"): scalars.append("\t")
+                case UInt8(ascii: "r"): scalars.append("\r")
+                case UInt8(ascii: "b"): scalars.append("\u{8}")
+                case UInt8(ascii: "f"): scalars.append("\u{C}")
+                case UInt8(ascii: "u"):
+                    var code = try hex4()
+                    if (0xD800..<0xDC00).contains(code) {
+                        try expect("\\u")
+                        code = 0x10000 + (code - 0xD800) << 10 + (try hex4() - 0xDC00)
+                    }
+                    guard let scalar = Unicode.Scalar(code) else { throw failure("a bad \\u") }
+                    scalars.append(scalar)
+                default: scalars.append(Unicode.Scalar(escape))
+                }
+            }
+            throw failure("an unended string")
+        }
+
+        mutating func hex4() throws -> UInt32 {
+            guard index + 4 <= bytes.count,
+                let code = UInt32(
+                    String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16)
+            else { throw failure("a bad \\u") }
+            index += 4
+            return code
+        }
+
+        mutating func number() throws -> PreferenceValue {
+            let start = index
+            while index < bytes.count, "+-0123456789.eE".utf8.contains(bytes[index]) { index += 1 }
+            let text = String(decoding: bytes[start..<index], as: UTF8.self)
+            if !text.contains(where: { ".eE".contains($0) }), let integer = Int64(text) {
+                return .int(integer)
+            }
+            guard let number = Double(text) else { throw failure("a bad number \(text)") }
+            return .double(number)
+        }
+    }
 }
