@@ -92,15 +92,22 @@ final class EtcdRegistration: ReplicaRegistration, @unchecked Sendable {
     /// Revokes the lease on the registration's own queue, without waiting:
     /// a process that ends first leaves the lease to run out.
     func close() {
-        queue.async { [self] in
-            guard !closed else { return }
-            closed = true
-            timer?.cancel()
-            if let lease {
-                _ = try? storage.client.call(
-                    "/v3/lease/revoke", ["ID": lease], operation: "revoke lease",
-                    idempotent: true)
-            }
+        queue.async { [self] in revoke() }
+    }
+
+    /// Revokes the lease, and with it the registration, before returning.
+    func closeAndWait() {
+        queue.sync { revoke() }
+    }
+
+    /// On the queue.
+    private func revoke() {
+        guard !closed else { return }
+        closed = true
+        timer?.cancel()
+        if let lease {
+            _ = try? storage.client.call(
+                "/v3/lease/revoke", ["ID": lease], operation: "revoke lease", idempotent: true)
         }
     }
 

@@ -209,7 +209,8 @@ extension Harness {
 
     /// `replica FILE MAX [unregistered]`: a replica: open with live reads,
     /// declare interval_ms (an int of at most MAX), print "ready", and keep
-    /// the store open until killed ($PREFS_PROGRAM names it).
+    /// the store open until killed ($PREFS_PROGRAM names it). SIGTERM
+    /// closes the store, prints "closed" and exits 0, as a service does.
     /// `unregistered`: live reads off and a change feed instead, so it
     /// follows every change without registering (P11's baseline).
     static func replica(_ url: URL, maximum: Int, unregistered: Bool) async throws {
@@ -220,6 +221,16 @@ extension Harness {
         await store.declare(try PreferencesManifest(jsonText: declared))
         let feed = unregistered ? store.changes() : nil
         let following = Task { if let feed { for await _ in feed {} } }
+        signal(SIGTERM, SIG_IGN)
+        let terminate = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .global())
+        terminate.setEventHandler {
+            Task {
+                await store.close()
+                say("closed")
+                exit(0)
+            }
+        }
+        terminate.resume()
         await store.registeredAsReplica()
         say("ready")
         while true { try await Task.sleep(for: .seconds(3600)) }

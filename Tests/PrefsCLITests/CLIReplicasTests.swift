@@ -181,6 +181,39 @@ import Testing
         try await stopChildren(children)
     }
 
+    /// A service stopped with SIGTERM closes its store: its registration
+    /// goes at once, so a wait running then ends (the replica gone, or its
+    /// last report of the change), never at its deadline.
+    @Test func aReplicaClosedOnSIGTERMEndsTheWaitAtOnce() async throws {
+        let replica = try await startReplica(program: "svc", maximum: 100)
+        defer { Task { [replica] in try? await stopChildren([replica]) } }
+        replica.kill(SIGSTOP)
+        let waiter = try RunningProcess(
+            "prefs",
+            ["--file", workspace.store.path, "set", "interval_ms", "80", "--wait", "600s"])
+        defer { Task { [waiter] in try? await stopChildren([waiter]) } }
+        #expect(
+            await eventually(seconds: 30) { hasDirectoryWatch(waiter.process.processIdentifier) },
+            "the waiter's watch of the registrations")
+        replica.kill(SIGTERM)
+        replica.kill(SIGCONT)
+        #expect(try await replica.nextLine(timeout: .seconds(30)) == "closed")
+        #expect(try await replica.exit(timeout: .seconds(30)) == 0)
+        #expect(try await replicas().isEmpty, "listed after it closed")
+        var lines: [String] = []
+        while let line = try await waiter.nextLine(timeout: .seconds(30)) { lines.append(line) }
+        #expect(try await waiter.exit(timeout: .seconds(30)) == 0)
+        let name = "\(Platform.hostName)/\(replica.process.processIdentifier)"
+        #expect(
+            lines == [
+                "replica \(name) (svc) has gone",
+                "applied on 0/0 replicas in \(lines.last?.split(separator: " ").dropLast().last ?? "") ms",
+            ]
+                || lines.first?.hasPrefix("applied on 1/1 replicas in ") == true,
+            "the wait said \(lines)")
+        print("a wait on a replica closed by SIGTERM said: \(lines)")
+    }
+
     @Test func aReplicaKilledDuringTheWaitIsReportedGone() async throws {
         let children = [
             try await startReplica(program: "svc", maximum: 100),

@@ -233,6 +233,21 @@ struct EtcdReplicasTests {
         #expect(left == [], "the registration was still there 5 s after the store closed")
     }
 
+    /// `close()` revokes the lease before it returns: `prefs replicas`
+    /// lists nothing right after, with no TTL or poll to wait for.
+    @Test func closeRevokesTheRegistrationBeforeItReturns() async throws {
+        let store = try await PreferencesStore(etcd: cluster.configuration(), key: key)
+        await store.registeredAsReplica()
+        #expect(try await pids() == [getpid()])
+        await store.close()
+        #expect(try await pids() == [], "still listed right after close()")
+        let listed = try await prefs("replicas")
+        // The header alone.
+        #expect(
+            listed.status == 0 && listed.lines.count == 1
+                && listed.lines[0].hasPrefix("HOST"), "\(listed.standardOutput)")
+    }
+
     @Test func anOldVersionStillRunningRefusesWhatItCannotRead() async throws {
         let old = try await startReplica(maximum: 100)
         let new = try await startReplica(maximum: 1000)

@@ -55,6 +55,10 @@ public enum PreferencesError: Error, Sendable, Equatable {
     /// An undo refused because `keys` changed after the change it would
     /// undo; nothing was written (<doc:HistoryAndUndo>).
     case conflict(keys: [String], reason: String)
+
+    /// A call on a store after its ``PreferencesStore/close()``: nothing was
+    /// read or written. `location` is the store's file or key.
+    case closed(location: String)
 }
 
 extension PreferencesError: CustomStringConvertible, CustomDebugStringConvertible {
@@ -93,6 +97,8 @@ extension PreferencesError: CustomStringConvertible, CustomDebugStringConvertibl
             return "change #\(sequence) is not in the history kept (the oldest kept is #\(oldest))"
         case .conflict(let keys, let reason):
             return "\(reason): \(keys.map { "'\($0)'" }.joined(separator: ", "))"
+        case .closed(let location):
+            return "the store at \(location) was closed: open it again to use it"
         case .invalidManifest(let file, let reason):
             return "\(file) is not a valid key manifest: \(reason)"
         case .invalidSuiteName(let name):

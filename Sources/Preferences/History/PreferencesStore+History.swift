@@ -33,6 +33,7 @@ extension PreferencesStore {
     public func history(
         for keys: [String] = [], after sequence: Int64? = nil, since date: Date? = nil
     ) async throws -> StoreHistory {
+        try checkOpen()
         let kept = try await core.queue.run { try self.core.keptHistory() }
         let wanted = Set(keys)
         return StoreHistory(
@@ -60,6 +61,7 @@ extension PreferencesStore {
     ///   when the history no longer holds the change.
     @discardableResult
     public func revert(_ sequence: Int64, force: Bool = false) async throws -> Int64? {
+        try checkOpen()
         let core = self.core
         return try await core.edit { prefs -> Int64? in
             let kept = try core.keptHistory(carried: prefs.baseHistory)
@@ -121,6 +123,7 @@ extension PreferencesStore {
     ///   when the history no longer holds every change after `sequence`.
     @discardableResult
     public func restore(to sequence: Int64) async throws -> Int64? {
+        try checkOpen()
         let core = self.core
         return try await core.edit { prefs -> Int64? in
             let kept = try core.keptHistory(carried: prefs.baseHistory)
@@ -150,6 +153,7 @@ extension PreferencesStore {
     public func restoreDifference(to sequence: Int64) async throws -> [String: HistoryEntry
         .KeyChange]
     {
+        try checkOpen()
         let core = self.core
         return try await core.queue.run {
             let kept = try core.keptHistory()

@@ -34,6 +34,7 @@ extension PreferencesStore {
     /// delivers every change; a consumer that falls behind catches up from
     /// the history. Ending the loop or cancelling its task ends it.
     public func changes(since sequence: Int64) -> AsyncStream<HistoryEvent> {
+        if handle.isClosed { return .finished }
         let (stream, continuation) = AsyncStream<HistoryEvent>.makeStream(
             bufferingPolicy: .unbounded)
         // The newest sequence the store has seen, as a wake-up for the
@@ -62,7 +63,7 @@ extension PreferencesStore {
                 }
             }
         }
-        continuation.onTermination = { _ in
+        track(continuation) {
             core.unsubscribe(id)
             signal.finish()
             reader.cancel()

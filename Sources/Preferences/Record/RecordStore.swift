@@ -124,6 +124,7 @@ public final class RecordStore<Record: PreferencesRecord>: Sendable {
     public func update(_ transform: @escaping @Sendable (inout Record) throws -> Void) async throws
         -> Record
     {
+        try store.checkOpen()
         let coding = self.coding
         let core = store.core
         return try await store.edit { preferences in

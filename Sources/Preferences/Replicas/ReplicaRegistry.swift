@@ -29,6 +29,16 @@ public protocol ReplicaRegistration: Sendable {
     /// (and, when it changed, the digest of its manifest).
     func update(_ replica: PreferencesReplica) throws
 
-    /// Removes the registration; later updates do nothing.
+    /// Removes the registration; later updates do nothing. It may return
+    /// before the registration is gone (a request to a cluster still on
+    /// its way).
     func close()
+
+    /// Removes the registration, as ``close()`` does, and returns once it
+    /// is gone or the backend gave up on it. The default calls ``close()``.
+    func closeAndWait()
+}
+
+extension ReplicaRegistration {
+    public func closeAndWait() { close() }
 }

@@ -18,6 +18,7 @@ extension PreferencesStore {
     /// `14` replaced by `14.0` in a `Double` key, or a stored value removed
     /// in favour of an equal default, is not a new value.
     public func changes<Value>(_ key: PreferenceKey<Value>) -> AsyncStream<Value> {
+        if handle.isClosed { return .finished }
         let (stream, continuation) = AsyncStream<Value>.makeStream(
             bufferingPolicy: .bufferingNewest(1))
         let last = Locked<(generation: UInt64, value: DecodedValue<Value>)?>(nil)
@@ -42,7 +43,7 @@ extension PreferencesStore {
                 continuation.yield(current.value)
             }
         }
-        continuation.onTermination = { _ in core.unsubscribe(id) }
+        track(continuation) { core.unsubscribe(id) }
         return stream
     }
 
@@ -73,6 +74,7 @@ extension PreferencesStore {
         distinctBy identity: (@Sendable (PreferencesSnapshot) -> Identity)?,
         transform: @escaping @Sendable (PreferencesSnapshot, Identity?) -> Element
     ) -> AsyncStream<Element> {
+        if handle.isClosed { return .finished }
         let (stream, continuation) = AsyncStream<Element>.makeStream(
             bufferingPolicy: .bufferingNewest(1))
         let last = Locked<(generation: UInt64, identity: Identity?)?>(nil)
@@ -92,7 +94,7 @@ extension PreferencesStore {
                 continuation.yield(transform(snapshot, current))
             }
         }
-        continuation.onTermination = { _ in core.unsubscribe(id) }
+        track(continuation) { core.unsubscribe(id) }
         return stream
     }
 
@@ -109,6 +111,7 @@ extension PreferencesStore {
     /// }
     /// ```
     public func problemChanges() -> AsyncStream<[PreferencesProblem]> {
+        if handle.isClosed { return .finished }
         let (stream, continuation) = AsyncStream<[PreferencesProblem]>.makeStream(
             bufferingPolicy: .bufferingNewest(1))
         let core = self.core
@@ -123,7 +126,7 @@ extension PreferencesStore {
         }
         // An ordinary subscriber keeps the file watched while this runs.
         let subscriber = core.subscribe { _, _ in }
-        continuation.onTermination = { _ in
+        track(continuation) {
             core.stopWatchingProblems(watcher)
             core.unsubscribe(subscriber)
         }

@@ -22,6 +22,7 @@ extension PreferencesStore {
     public func set<Value>(_ key: PreferenceKey<Value>, _ value: Value, for duration: Duration)
         async throws
     {
+        try checkOpen()
         let seconds =
             Double(duration.components.seconds)
             + Double(duration.components.attoseconds) / 1e18

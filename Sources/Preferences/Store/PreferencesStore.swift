@@ -54,7 +54,9 @@ public final class PreferencesStore: Sendable {
     @usableFromInline
     let core: StoreCore
     /// Keeps the file watched while this handle lives (live reads on).
-    private let liveReader: LiveReader?
+    let liveReader: LiveReader?
+    /// Whether this handle is closed, and the feeds it made.
+    let handle = StoreHandle()
 
     /// Opens the store in the file at `fileURL`, running pending `migrations`
     /// before the first read (<doc:MigratingAtStartUp>).
@@ -208,6 +210,7 @@ public final class PreferencesStore: Sendable {
     /// this is rarely needed: it makes a write that may not have been
     /// noticed yet (within the bound above) visible now.
     public func reload() async throws {
+        try checkOpen()
         try await core.reload()
     }
 
@@ -216,16 +219,19 @@ public final class PreferencesStore: Sendable {
     /// Stores `value` for `key`; durable when it returns. Storing `nil` in an
     /// optional key removes it. Storing the value already stored writes nothing.
     public func set<Value>(_ key: PreferenceKey<Value>, _ value: Value) async throws {
+        try checkOpen()
         try await core.edit { $0[key] = value }
     }
 
     /// Removes `key`, so its default applies again.
     public func remove<Value>(_ key: PreferenceKey<Value>) async throws {
+        try checkOpen()
         try await core.edit { $0.remove(key) }
     }
 
     /// Removes every stored key (the data version is kept).
     public func clear() async throws {
+        try checkOpen()
         try await core.edit { $0.removeAll() }
     }
 
@@ -250,6 +256,7 @@ public final class PreferencesStore: Sendable {
     public func edit<Result: Sendable>(
         _ transform: @escaping @Sendable (inout MutablePreferences) throws -> Result
     ) async throws -> Result {
-        try await core.edit(transform)
+        try checkOpen()
+        return try await core.edit(transform)
     }
 }

@@ -28,7 +28,7 @@ struct CommandFailure: Error, Sendable {
     init(_ error: PreferencesError) {
         let status: ExitStatus
         switch error {
-        case .io: status = .ioError
+        case .io, .closed: status = .ioError
         case .corrupted, .legacyFormat, .migrationFailed, .invalidManifest: status = .corrupt
         case .typeMismatch, .invalidKey, .invalidValue, .limitExceeded, .historyUnavailable,
             .conflict:

@@ -74,12 +74,13 @@ extension StoreCore {
         }
     }
 
-    /// Ends the registration (the last live reader has gone).
-    func endReplica() {
+    /// Ends the registration (the last live reader has gone); `waiting`,
+    /// returns once it is gone.
+    func endReplica(waiting: Bool = false) {
         replica.withLock { slot in
             defer { slot = nil }
             return slot
-        }?.close()
+        }?.close(waiting: waiting)
     }
 
     /// Reports the sequence now applied, if registered.
@@ -158,9 +159,15 @@ final class ReplicaReporter: Sendable {
     /// Ends the registration without waiting for a report being written:
     /// a handle let go on one of Swift's few cooperative threads must not
     /// hold it for a request to a cluster that may be gone.
-    func close() {
+    /// With `waiting`, returns once the registration is gone (for a
+    /// store being closed, off Swift's cooperative threads).
+    func close(waiting: Bool = false) {
         state.withLock { $0.closed = true }
-        registration.close()
+        if waiting {
+            registration.closeAndWait()
+        } else {
+            registration.close()
+        }
     }
 }
 

@@ -57,12 +57,12 @@ extension StoreCore {
         if start { startWatching(catchingUp: false) }
     }
 
-    fileprivate func removeLiveReader() {
+    fileprivate func removeLiveReader(waiting: Bool) {
         let last = state.withLock { state in
             state.watching.liveReaders -= 1
             return state.watching.liveReaders == 0
         }
-        if last { endReplica() }
+        if last { endReplica(waiting: waiting) }
         stopWatchingIfUnneeded()
     }
 
@@ -164,11 +164,23 @@ extension StoreCore {
 /// holds it.
 final class LiveReader: Sendable {
     private let core: StoreCore
+    private let ended = Locked(false)
 
     init(_ core: StoreCore) {
         self.core = core
         core.addLiveReader()
     }
 
-    deinit { core.removeLiveReader() }
+    /// Stops counting this handle, once; `waiting`, the last live reader
+    /// returns once the process's registration is gone.
+    func end(waiting: Bool = false) {
+        guard
+            !ended.withLock({ ended in
+                defer { ended = true }; return ended
+            })
+        else { return }
+        core.removeLiveReader(waiting: waiting)
+    }
+
+    deinit { end() }
 }
