@@ -12,6 +12,7 @@ import Testing
         (["lst"], "unknown command 'lst'; did you mean 'list'?"),
         (["expotr"], "unknown command 'expotr'; did you mean 'export'?"),
         (["replica"], "unknown command 'replica'; did you mean 'replicas'?"),
+        (["help", "revrt"], "unknown command 'revrt'; did you mean 'revert'?"),
         (["get", "k", "--jsno"], "unknown option '--jsno'; did you mean '--json'?"),
         (["--suit", "app", "get", "k"], "unknown option '--suit'; did you mean '--suite'?"),
         (["revert", "1", "--forced"], "unknown option '--forced'; did you mean '--force'?"),
