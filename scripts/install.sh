@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds `prefs` and `prefs-tls` for installation and installs them, with
-# the bash, zsh and fish completions, under PREFIX:
+# the manual page and the bash, zsh and fish completions, under PREFIX:
 #
 #   scripts/install.sh [PREFIX]               build, then install (default /usr/local)
 #   scripts/install.sh --build-only           build only
 #   sudo scripts/install.sh --no-build [PREFIX]   install what was built, as root
+#   sudo scripts/install.sh --uninstall [PREFIX]  remove what it installed there
 #
 # The build is a release build with the Swift runtime and Foundation linked
 # in (`--static-swift-stdlib`, on Linux), so the binaries run on a machine
@@ -14,22 +15,30 @@
 # `prefs-tls`'s static link needs libcurl's development files (Debian and
 # Ubuntu: libcurl4-openssl-dev; Fedora: libcurl-devel).
 #
-# Installed:
+# Installed (and removed by --uninstall, which leaves the directories, as
+# `make uninstall` does: others may have made them, or use them):
 #   PREFIX/bin/prefs, PREFIX/bin/prefs-tls (prefs runs prefs-tls, found
 #   beside it, for https etcd endpoints)
+#   PREFIX/share/man/man1/prefs.1 (written by `prefs help --man`)
 #   PREFIX/share/bash-completion/completions/prefs
 #   PREFIX/share/zsh/site-functions/_prefs
 #   PREFIX/share/fish/vendor_completions.d/prefs.fish
+#
+# Packaging for another layout: DESTDIR=STAGE installs under STAGE/PREFIX,
+# and ZSH_COMPLETIONS=DIR (relative to PREFIX) replaces share/zsh/site-functions
+# (Debian: share/zsh/vendor-completions).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=true
 copy=true
+uninstall=false
 prefix=/usr/local
 for argument in "$@"; do
     case $argument in
     --build-only) copy=false ;;
     --no-build) build=false ;;
+    --uninstall) uninstall=true build=false copy=false ;;
     -h | --help)
         sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
         exit 0
@@ -44,7 +53,29 @@ done
 
 scratch=.build/install
 products=(prefs prefs-tls)
-flags=(-c release --scratch-path "$scratch")
+root=${DESTDIR:-}$prefix
+# Every file installed, relative to PREFIX, but the two programs.
+manual=share/man/man1/prefs.1
+completions=(
+    bash:share/bash-completion/completions/prefs
+    "zsh:${ZSH_COMPLETIONS:-share/zsh/site-functions}/_prefs"
+    fish:share/fish/vendor_completions.d/prefs.fish
+)
+
+if $uninstall; then
+    files=("bin/prefs" "bin/prefs-tls" "$manual")
+    for entry in "${completions[@]}"; do files+=("${entry#*:}"); done
+    for file in "${files[@]}"; do
+        if [[ -e $root/$file || -L $root/$file ]]; then
+            rm -f "$root/$file"
+            echo "removed $root/$file"
+        fi
+    done
+    exit 0
+fi
+# No $ORIGIN in the programs' library search path: with the runtime linked
+# in they load only system libraries, from the system's directories.
+flags=(-c release --scratch-path "$scratch" --disable-local-rpath)
 if [[ $(uname -s) == Linux ]]; then
     # On macOS the Swift runtime is part of the system.
     flags+=(--static-swift-stdlib)
@@ -71,17 +102,17 @@ if $copy; then
             exit 1
         fi
     done
-    install -d "$prefix/bin"
-    install -m 755 "$built/prefs" "$built/prefs-tls" "$prefix/bin/"
-    echo "installed $prefix/bin/prefs and $prefix/bin/prefs-tls"
-    for shell in bash zsh fish; do
-        case $shell in
-        bash) file="$prefix/share/bash-completion/completions/prefs" ;;
-        zsh) file="$prefix/share/zsh/site-functions/_prefs" ;;
-        fish) file="$prefix/share/fish/vendor_completions.d/prefs.fish" ;;
-        esac
+    install -d "$root/bin"
+    install -m 755 "$built/prefs" "$built/prefs-tls" "$root/bin/"
+    echo "installed $root/bin/prefs and $root/bin/prefs-tls"
+    install -d "$root/$(dirname "$manual")"
+    "$root/bin/prefs" help --man >"$root/$manual"
+    chmod 644 "$root/$manual"
+    echo "installed $root/$manual"
+    for entry in "${completions[@]}"; do
+        file=$root/${entry#*:}
         install -d "$(dirname "$file")"
-        "$prefix/bin/prefs" completions "$shell" >"$file"
+        "$root/bin/prefs" completions "${entry%%:*}" >"$file"
         chmod 644 "$file"
         echo "installed $file"
     done

@@ -145,11 +145,11 @@ struct HistoryTests {
             try await store.revert(2)
         }
         // A change not made yet is not a history that was lost.
-        await #expect(
-            throws: PreferencesError.invalidValue(
-                key: "sequence", reason: "change #9 has not been made: the last change is #6")
-        ) {
+        await #expect(throws: PreferencesError.changeNotMade(sequence: 9, lastMade: 6)) {
             try await store.revert(9)
+        }
+        await #expect(throws: PreferencesError.changeNotMade(sequence: 9, lastMade: 6)) {
+            try await store.restore(to: 9)
         }
     }
 

@@ -89,15 +89,28 @@ import Testing
         ("11", "change #11 has not been made: the last change is #10"),
         ("0", "there is no change #0: changes are numbered from 1"),
     ])
-    func aChangeNotMadeIsStatusThree(sequence: String, reason: String) async throws {
+    func aChangeNotMadeIsStatusThreeNamingTheLastChange(sequence: String, reason: String)
+        async throws
+    {
         let workspace = try CLIWorkspace()
         try workspace.writeTrimmedHistory()
         let before = try workspace.fileState()
         let output = try await workspace.prefs("revert", sequence)
         #expect(output.status == 3)
-        #expect(
-            output.standardError == "prefs: error: invalid value for key 'sequence': \(reason)\n")
+        #expect(output.standardError == "prefs: error: \(reason)\n")
         #expect(try workspace.fileState() == before)
+    }
+
+    @Test func revertingPastTheOnlyChangeNamesItAsTheLast() async throws {
+        let workspace = try CLIWorkspace()
+        try await workspace.prefsSucceeding([["set", "a", "1"]])
+        for arguments in [["revert", "99"], ["restore", "--to", "99"]] {
+            let output = try await workspace.prefs(arguments)
+            #expect(output.status == 3)
+            #expect(
+                output.standardError
+                    == "prefs: error: change #99 has not been made: the last change is #1\n")
+        }
     }
 
     @Test(arguments: ["3", "8"])
@@ -124,7 +137,7 @@ import Testing
         (["x"], "invalid sequence number 'x' (use a change's number from 'prefs log')"),
         (["-1"], "invalid sequence number '-1'"),
         (["1", "2"], "unexpected argument '2'"),
-        (["1", "--forced"], "unknown option '--forced'"),
+        (["1", "--frobnicate"], "unknown option '--frobnicate'"),
     ])
     func badArgumentsAreUsageErrors(arguments: [String], message: String) async throws {
         let workspace = try CLIWorkspace()

@@ -48,9 +48,14 @@ public enum PreferencesError: Error, Sendable, Equatable {
     case invalidManifest(file: String, reason: String)
 
     /// A change the history no longer holds: `sequence` is older than the
-    /// oldest entry kept (`oldestKept`, nil when none is kept), or was never
-    /// made (<doc:HistoryAndUndo>).
+    /// oldest entry kept (`oldestKept`, nil when none is kept)
+    /// (<doc:HistoryAndUndo>).
     case historyUnavailable(sequence: Int64, oldestKept: Int64?)
+
+    /// A change that has not been made: `sequence` is past `lastMade`, the
+    /// store's latest change, or below 1 where a change is asked for
+    /// (changes are numbered from 1; <doc:HistoryAndUndo>).
+    case changeNotMade(sequence: Int64, lastMade: Int64)
 
     /// An undo refused because `keys` changed after the change it would
     /// undo; nothing was written (<doc:HistoryAndUndo>).
@@ -95,6 +100,11 @@ extension PreferencesError: CustomStringConvertible, CustomDebugStringConvertibl
                     "the history kept does not reach back that far (the oldest kept is #\(oldest))"
             }
             return "change #\(sequence) is not in the history kept (the oldest kept is #\(oldest))"
+        case .changeNotMade(let sequence, let lastMade):
+            guard sequence >= 1 else {
+                return "there is no change #\(sequence): changes are numbered from 1"
+            }
+            return "change #\(sequence) has not been made: the last change is #\(lastMade)"
         case .conflict(let keys, let reason):
             return "\(reason): \(keys.map { "'\($0)'" }.joined(separator: ", "))"
         case .closed(let location):

@@ -58,7 +58,9 @@ extension PreferencesStore {
     /// ```
     ///
     /// - Throws: ``PreferencesError/historyUnavailable(sequence:oldestKept:)``
-    ///   when the history no longer holds the change.
+    ///   when the history no longer holds the change,
+    ///   ``PreferencesError/changeNotMade(sequence:lastMade:)`` when it has
+    ///   not been made.
     @discardableResult
     public func revert(_ sequence: Int64, force: Bool = false) async throws -> Int64? {
         try checkOpen()
@@ -66,9 +68,7 @@ extension PreferencesStore {
         return try await core.edit { prefs -> Int64? in
             let kept = try core.keptHistory(carried: prefs.baseHistory)
             guard sequence >= 1 else {
-                throw PreferencesError.invalidValue(
-                    key: "sequence",
-                    reason: "there is no change #\(sequence): changes are numbered from 1")
+                throw PreferencesError.changeNotMade(sequence: sequence, lastMade: kept.sequence)
             }
             try Self.checkMade(sequence, latest: kept.sequence)
             guard let entry = kept.entries.first(where: { $0.sequence == sequence }) else {
@@ -177,14 +177,12 @@ extension PreferencesStore {
         throw PreferencesError.historyUnavailable(sequence: 0, oldestKept: kept.oldestKept)
     }
 
-    /// Fails with ``PreferencesError/invalidValue(key:reason:)`` for a
-    /// change that has not been made (a sequence past the latest, or
+    /// Fails with ``PreferencesError/changeNotMade(sequence:lastMade:)`` for
+    /// a change that has not been made (a sequence past the latest, or
     /// negative).
     static func checkMade(_ sequence: Int64, latest: Int64) throws {
         guard sequence >= 0, sequence <= latest else {
-            throw PreferencesError.invalidValue(
-                key: "sequence",
-                reason: "change #\(sequence) has not been made: the last change is #\(latest)")
+            throw PreferencesError.changeNotMade(sequence: sequence, lastMade: latest)
         }
     }
 

@@ -1,10 +1,13 @@
 /// `prefs help [COMMAND]`: the text of `prefs --help`, or of `prefs
-/// COMMAND --help`.
+/// COMMAND --help`; `prefs help --man`, the manual page (``ManualPage``).
 struct HelpCommand: PrefsCommand {
     typealias Context = ToolContext
 
     static let name = "help"
     static let arguments = CommandArguments("[COMMAND]", 0...1, completing: [.commands])
+    static let man = Flag<Self>(
+        "--man", help: "Print the manual page, prefs(1), in man(7) markup.", hidden: true)
+    static let options: [any OptionDeclaration] = [man]
     static let help = CommandHelp(
         summary: "Show help for prefs or for one command.",
         discussion: """
@@ -18,19 +21,35 @@ struct HelpCommand: PrefsCommand {
 
     /// The command to describe; nil for the tool.
     let command: (any PrefsCommand.Type)?
+    /// Print the manual page instead.
+    let manualPage: Bool
 
     init(_ parsed: ParsedOptions<Self>) throws(CommandFailure) {
-        guard let name = parsed.arguments.first else {
-            command = nil
-            return
+        manualPage = parsed[Self.man]
+        command = try Self.command(named: parsed.arguments.first, manualPage: manualPage)
+    }
+
+    /// The command `name` names; nil for none.
+    private static func command(named name: String?, manualPage: Bool) throws(CommandFailure)
+        -> (any PrefsCommand.Type)?
+    {
+        guard let name else { return nil }
+        if manualPage {
+            throw .usage(
+                "unexpected argument '\(name)' (--man prints the whole page)", usage: Self.self)
         }
         guard let command = PrefsTool.commands.first(where: { $0.name == name }) else {
-            throw .usage("unknown command '\(name)'", usage: Self.self)
+            throw CommandLineParser.unknown(
+                "command", name, among: PrefsTool.commands.map { $0.name }, usage: Self.self)
         }
-        self.command = command
+        return command
     }
 
     func run(_ context: ToolContext) async throws {
+        if manualPage {
+            context.output.standardOutput(ManualPage.text)
+            return
+        }
         context.output.standardOutput(command.map(HelpText.command) ?? HelpText.tool)
     }
 }

@@ -33,7 +33,8 @@ struct CommandLineParser {
             if optionsEnded || !Self.looksLikeOption(word) {
                 if invocation.command == nil {
                     guard let command = commands.first(where: { $0.name == word }) else {
-                        throw .usage("unknown command '\(word)'", usage: nil)
+                        throw Self.unknown(
+                            "command", word, among: commands.map { $0.name }, usage: nil)
                     }
                     invocation.command = command
                 } else {
@@ -67,7 +68,11 @@ struct CommandLineParser {
                 let spec = globalOptions.first(where: { $0.name == name })
                     ?? invocation.command?.option(named: name)
             else {
-                throw .usage("unknown option '\(name)'", usage: invocation.command)
+                // --version is taken only before a command.
+                let own = invocation.command?.optionSpecs ?? [GlobalOptions.version]
+                let names = (globalOptions + [GlobalOptions.help] + own)
+                    .filter { !$0.isHidden }.map(\.name)
+                throw Self.unknown("option", name, among: names, usage: invocation.command)
             }
             if !spec.takesValue {
                 if attached != nil {
@@ -111,6 +116,20 @@ struct CommandLineParser {
             throw .usage("missing \(missing.synopsis)", usage: command)
         }
         return invocation
+    }
+
+    /// An unknown command or option: with the nearest of `names` when one
+    /// is close (`unknown command 'sett'; did you mean 'set'?`, as `git`
+    /// says it), else with the usage.
+    static func unknown(
+        _ kind: String, _ word: String, among names: [String],
+        usage command: (any PrefsCommand.Type)?
+    ) -> CommandFailure {
+        let hint = NearestName.hint(for: word, among: names)
+        guard hint.isEmpty else {
+            return CommandFailure(.usage, "unknown \(kind) '\(word)'\(hint)")
+        }
+        return .usage("unknown \(kind) '\(word)'", usage: command)
     }
 
     /// `-n5` split into the short name and its value, when `command` has

@@ -8,8 +8,10 @@
 struct Flag<Owner: OptionOwner>: OptionDeclaration {
     let spec: OptionSpec
 
-    init(_ name: String, help: String) {
+    /// A `hidden` flag is left out of help, the manual page and the
+    /// completion scripts.
+    init(_ name: String, help: String, hidden: Bool = false) {
         spec = OptionSpec(
-            name: name, valueName: nil, help: help, completion: .nothing, isHidden: false)
+            name: name, valueName: nil, help: help, completion: .nothing, isHidden: hidden)
     }
 }

@@ -31,7 +31,7 @@ struct CommandFailure: Error, Sendable {
         case .io, .closed: status = .ioError
         case .corrupted, .legacyFormat, .migrationFailed, .invalidManifest: status = .corrupt
         case .typeMismatch, .invalidKey, .invalidValue, .limitExceeded, .historyUnavailable,
-            .conflict:
+            .changeNotMade, .conflict:
             status = .invalidValue
         case .invalidSuiteName: status = .usage
         }
