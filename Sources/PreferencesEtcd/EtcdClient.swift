@@ -42,6 +42,12 @@ import Preferences
 ///   applied. A read is simply repeated; a call that changes data is not:
 ///   it throws ``OutcomeUnknown`` so the caller can find out what happened
 ///   before it tries again.
+/// - **Malformed answers.** Every answer is checked against the shape etcd
+///   gives it (``EtcdReplyShape``) before a field is read. One that does
+///   not fit (a field of the wrong type, a missing header) fails the call
+///   at once with `PreferencesError.io(operation:path:code:message:)`
+///   (`EBADMSG`) naming the endpoint and the field, never reads as an
+///   absent key or a revision of 0.
 /// - **Authentication.** With credentials, the first call exchanges them at
 ///   `/v3/auth/authenticate` for a token sent in the `Authorization` header;
 ///   a reply saying the token is invalid or expired makes it sign in again
@@ -142,6 +148,10 @@ final class EtcdClient: Sendable {
             return message
         case .reply(let status, let json):
             if status == 200 {
+                let shape = EtcdReplyShape.answer(to: "/v3/maintenance/status")
+                if let problem = shape.problem(with: json, at: "") {
+                    return "malformed answer: \(problem)"
+                }
                 // A member id is a uint64, often past Int64.max; 0 (omitted) is none.
                 return (json["leader"] ?? "0") == "0" ? "the member knows no leader" : nil
             }
@@ -211,6 +221,7 @@ final class EtcdClient: Sendable {
             switch answer {
             case .reply(let status, let json):
                 if status == 200 {
+                    try checkShape(of: json, from: endpoint, to: path, operation: operation)
                     shared.withLock { shared in
                         shared.preferred = index
                         shared.failedAt[index] = nil
@@ -265,6 +276,28 @@ final class EtcdClient: Sendable {
         lastSaid[index] = message
     }
 
+    /// Throws unless `json`, the answer of `endpoint` to `path`, has the
+    /// shape etcd gives it (``EtcdReplyShape``). A malformed answer fails
+    /// the call at once, naming the endpoint and the field: it comes from
+    /// something that is not etcd (a proxy, a stub), which another try
+    /// would not change. For a call that changes data, whether it was
+    /// applied is then unknown, as after any other error of that call.
+    ///
+    /// - Throws: `PreferencesError.io(operation:path:code:message:)` with `EBADMSG`.
+    func checkShape(
+        of json: PreferenceValue, from endpoint: URL, to path: String, operation: String
+    )
+        throws
+    {
+        guard let problem = EtcdReplyShape.answer(to: path).problem(with: json, at: "") else {
+            return
+        }
+        throw PreferencesError.io(
+            operation: operation, path: subject, code: EBADMSG,
+            message:
+                "etcd at \(endpoint.absoluteString) sent a malformed answer to \(path): \(problem)")
+    }
+
     /// The error for a call no endpoint answered: every endpoint and what it said last.
     func unreachable(operation: String, lastSaid: [String?]) -> PreferencesError {
         let endpoints = configuration.endpoints
@@ -296,7 +329,11 @@ final class EtcdClient: Sendable {
         case .transport(let message, _):
             throw EndpointFailure(message: message)
         case .reply(let status, let json):
-            if status == 200, let token = json["token"]?.stringValue {
+            if status == 200 {
+                try checkShape(
+                    of: json, from: endpoint, to: "/v3/auth/authenticate",
+                    operation: "sign in to etcd as user '\(credentials.user)' for")
+                let token = json["token"]?.stringValue ?? ""
                 shared.withLock { $0.token = token }
                 return token
             }
@@ -393,6 +430,7 @@ extension EtcdClient {
     /// decimal string (a reader keeping numbers as doubles loses digits past
     /// 2^53), a field at its zero value is left out (missing means 0, not an
     /// error), and a plain number is allowed too (`etcdctl -w json` writes them).
+    /// The field's type was checked with the answer (``EtcdReplyShape``).
     static func int64(_ value: PreferenceValue?) -> Int64 {
         if let text = value?.stringValue { return Int64(text) ?? 0 }
         return value?.integerValue ?? 0
@@ -403,7 +441,8 @@ extension EtcdClient {
         int64(json["header"]?["revision"])
     }
 
-    /// The bytes of a base64 field; an omitted field is empty.
+    /// The bytes of a base64 field; an omitted field is empty. The field
+    /// was checked with the answer (``EtcdReplyShape``).
     static func bytes(_ value: PreferenceValue?) -> [UInt8] {
         guard let text = value?.stringValue, let data = Data(base64Encoded: text) else { return [] }
         return Array(data)

@@ -64,7 +64,7 @@ extension EtcdConfiguration {
     }
 
     /// Whether `endpoint` is an `https://` URL.
-    static func isHTTPS(_ endpoint: URL) -> Bool {
+    package static func isHTTPS(_ endpoint: URL) -> Bool {
         endpoint.scheme?.lowercased() == "https"
     }
 }

@@ -68,18 +68,48 @@ public struct EtcdConfiguration: Sendable, Equatable {
     }
 
     /// A configuration for comma-separated endpoint URLs
-    /// (`http://etcd-1:2379,http://etcd-2:2379`).
+    /// (`http://etcd-1:2379,http://etcd-2:2379`), read by
+    /// ``endpoints(parsing:)``.
     ///
     /// - Throws: `PreferencesError.invalidValue(key:reason:)` naming the
-    ///   endpoint that is not an `http` or `https` URL with a host, or the
-    ///   first `https` one when there is no `tls` to reach it (see ``TLS``).
+    ///   endpoint that is empty or not an `http` or `https` URL with a host,
+    ///   or the first `https` one when there is no `tls` to reach it (see
+    ///   ``TLS``).
     public init(
         endpoints list: String, credentials: EtcdCredentials? = nil, timeout: TimeInterval = 5,
         maxRequestBytes: Int = EtcdConfiguration.defaultMaxRequestBytes, tls: TLS? = nil
     ) throws {
-        var endpoints: [URL] = []
-        for part in list.split(separator: ",") {
-            let text = String(part).trimmingSpaces()
+        self.init(
+            endpoints: try Self.endpoints(parsing: list), credentials: credentials,
+            timeout: timeout, maxRequestBytes: maxRequestBytes, tls: tls)
+        try checkTLS()
+    }
+
+    /// The endpoints of a comma-separated list, as `--etcd` and
+    /// `$PREFS_ETCD_ENDPOINTS` give them: each element without the white
+    /// space around it (spaces, tabs, line breaks), and each an `http://` or
+    /// `https://` URL with a host. An empty element (a doubled or trailing
+    /// comma, often a variable that was empty) is refused rather than
+    /// skipped, and so is a list with no element at all.
+    ///
+    /// - Throws: `PreferencesError.invalidValue(key:reason:)` with the key
+    ///   `etcd endpoints`, naming the element at fault.
+    package static func endpoints(parsing list: String) throws -> [URL] {
+        let elements = list.split(separator: ",", omittingEmptySubsequences: false).map {
+            String($0).trimmingWhitespace()
+        }
+        guard elements != [""] else {
+            throw PreferencesError.invalidValue(
+                key: "etcd endpoints", reason: "no endpoint given (comma-separated URLs)")
+        }
+        return try elements.enumerated().map { index, text in
+            guard !text.isEmpty else {
+                throw PreferencesError.invalidValue(
+                    key: "etcd endpoints",
+                    reason:
+                        "endpoint \(index + 1) of \(elements.count) in '\(list)' is empty (a doubled or trailing comma)"
+                )
+            }
             guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
                 scheme == "http" || scheme == "https", url.host?.isEmpty == false
             else {
@@ -87,16 +117,8 @@ public struct EtcdConfiguration: Sendable, Equatable {
                     key: "etcd endpoints",
                     reason: "'\(text)' is not an http:// or https:// URL with a host")
             }
-            endpoints.append(url)
+            return url
         }
-        guard !endpoints.isEmpty else {
-            throw PreferencesError.invalidValue(
-                key: "etcd endpoints", reason: "no endpoint given (comma-separated URLs)")
-        }
-        self.init(
-            endpoints: endpoints, credentials: credentials, timeout: timeout,
-            maxRequestBytes: maxRequestBytes, tls: tls)
-        try checkTLS()
     }
 
     /// The endpoints as given, comma-separated.

@@ -8,7 +8,7 @@ extension EtcdStorage {
     public var historyArchive: (any HistoryArchive)? { EtcdHistoryArchive(storage: self) }
 
     /// The prefix of the archive's keys: `KEY.history/`.
-    public var historyPrefix: String { key + ".history/" }
+    var historyPrefix: String { key + ".history/" }
 }
 
 /// Puts entries under their own keys in one transaction, and deletes those

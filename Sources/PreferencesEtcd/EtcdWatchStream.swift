@@ -296,6 +296,10 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
             restart()
             return
         }
+        if let problem = EtcdReplyShape.watchLine.problem(with: object, at: ""), let endpoint {
+            lost(endpoint, "malformed answer: \(problem)")
+            return
+        }
         guard let result = object["result"] else { return }
         if result["created"] == true && !live {
             note("created")

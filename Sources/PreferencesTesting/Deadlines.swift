@@ -49,11 +49,11 @@ private final class Race<Value: Sendable>: Sendable {
     private let state = Locked<(CheckedContinuation<Value, any Error>?, Task<Void, Never>?)>(
         (nil, nil))
 
-    package func start(_ continuation: CheckedContinuation<Value, any Error>) {
+    fileprivate func start(_ continuation: CheckedContinuation<Value, any Error>) {
         state.withLock { $0.0 = continuation }
     }
 
-    package func setTimer(_ timer: Task<Void, Never>) {
+    fileprivate func setTimer(_ timer: Task<Void, Never>) {
         let finished = state.withLock { state -> Bool in
             if state.0 == nil { return true }
             state.1 = timer
@@ -62,7 +62,7 @@ private final class Race<Value: Sendable>: Sendable {
         if finished { timer.cancel() }
     }
 
-    package func finish(_ result: Result<Value, any Error>) {
+    fileprivate func finish(_ result: Result<Value, any Error>) {
         let (continuation, timer) = state.withLock { state in
             defer { state = (nil, nil) }
             return state

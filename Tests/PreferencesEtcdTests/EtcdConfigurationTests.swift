@@ -176,3 +176,75 @@ struct EtcdTLSConfigurationTests {
         _ = try EtcdStorage(configuration: configuration, key: "/prefs/app")
     }
 }
+
+/// One reader for an endpoint list, `EtcdConfiguration.endpoints(parsing:)`,
+/// which the configuration and `prefs`'s choice of `prefs-tls` both use:
+/// white space around each element goes, an empty element or one that is no
+/// `http`/`https` URL with a host is one line naming it.
+@Suite(.scaledTimeLimit(minutes: 1))
+struct EtcdEndpointListTests {
+    @Test(
+        "White space around each endpoint goes, line breaks included",
+        arguments: [
+            ("http://etcd-1:2379", ["http://etcd-1:2379"]),
+            (
+                " http://etcd-1:2379 ,\thttp://etcd-2:2379",
+                ["http://etcd-1:2379", "http://etcd-2:2379"]
+            ),
+            ("http://etcd-1:2379\n", ["http://etcd-1:2379"]),
+            (
+                "\r\nHTTPS://etcd-1:2379,\u{00A0}http://etcd-2:2379",
+                ["HTTPS://etcd-1:2379", "http://etcd-2:2379"]
+            ),
+        ])
+    func whiteSpaceAroundEachEndpointGoes(list: String, expected: [String]) throws {
+        let endpoints = try EtcdConfiguration.endpoints(parsing: list)
+        #expect(endpoints.map(\.absoluteString) == expected)
+        let configuration = try EtcdConfiguration(endpoints: list, tls: .systemTrustStore)
+        #expect(configuration.endpoints == endpoints)
+    }
+
+    @Test(
+        "An empty element, an empty list or an element that is no URL is one line naming it",
+        arguments: [
+            ("", "no endpoint given (comma-separated URLs)"),
+            ("  \n", "no endpoint given (comma-separated URLs)"),
+            (
+                "http://etcd-1:2379,",
+                "endpoint 2 of 2 in 'http://etcd-1:2379,' is empty (a doubled or trailing comma)"
+            ),
+            (
+                "http://etcd-1:2379,  ,http://etcd-2:2379",
+                "endpoint 2 of 3 in 'http://etcd-1:2379,  ,http://etcd-2:2379' is empty (a doubled or trailing comma)"
+            ),
+            (
+                ",http://etcd-1:2379",
+                "endpoint 1 of 2 in ',http://etcd-1:2379' is empty (a doubled or trailing comma)"
+            ),
+            ("etcd-1:2379", "'etcd-1:2379' is not an http:// or https:// URL with a host"),
+            (
+                "http://etcd-1:2379, ftp://etcd-2",
+                "'ftp://etcd-2' is not an http:// or https:// URL with a host"
+            ),
+            ("http://", "'http://' is not an http:// or https:// URL with a host"),
+            (
+                "http://etcd 1:2379",
+                "'http://etcd 1:2379' is not an http:// or https:// URL with a host"
+            ),
+        ])
+    func aBadListIsOneLineNamingTheEndpoint(list: String, reason: String) {
+        for parse in [
+            { _ = try EtcdConfiguration.endpoints(parsing: list) },
+            { _ = try EtcdConfiguration(endpoints: list, tls: .systemTrustStore) },
+        ] {
+            #expect {
+                try parse()
+            } throws: { error in
+                guard case PreferencesError.invalidValue(let key, let said) = error else {
+                    return false
+                }
+                return key == "etcd endpoints" && said == reason && !"\(error)".contains("\n")
+            }
+        }
+    }
+}

@@ -185,7 +185,7 @@ private struct ManifestSettings: PreferencesRecord {
     @Test(arguments: [
         (
             "dark_mode", "maybe",
-            "invalid value for key 'dark_mode': 'maybe' is not a bool (true or false)"
+            "invalid value for key 'dark_mode': 'maybe' is not a bool (true, yes, on or 1; false, no, off or 0)"
         ),
         (
             "max_connections", "1.5",
@@ -212,6 +212,38 @@ private struct ManifestSettings: PreferencesRecord {
                 return false
             }
             return error.description.hasPrefix(message)
+        }
+    }
+
+    /// The message for a text that is no bool lists the spellings, and each
+    /// one it lists is taken, with the value its group names.
+    @Test func aBoolsMessageListsTheSpellingsItAccepts() throws {
+        var message = ""
+        do {
+            _ = try PreferenceValueType.bool.parse("maybe", forKey: "k")
+        } catch let error as PreferencesError {
+            message = error.description
+        }
+        let listed = try #require(
+            message.firstRange(of: "(").map { message[$0.upperBound...].dropLast() },
+            "no spellings in \"\(message)\"")
+        let groups = listed.split(separator: ";").map {
+            $0.split(whereSeparator: { $0 == "," || $0 == " " }).filter { $0 != "or" }
+        }
+        #expect(groups.map(\.count) == [4, 4], "\(message)")
+        for (group, expected) in zip(groups, [true, false]) {
+            for spelling in group {
+                for text in [String(spelling), spelling.uppercased(), " \(spelling) "] {
+                    #expect(
+                        try PreferenceValueType.bool.parse(text, forKey: "k") == .bool(expected),
+                        "'\(text)' from \"\(message)\"")
+                }
+            }
+        }
+        for text in ["y", "n", "2", "t", "enabled"] {
+            #expect(throws: PreferencesError.self) {
+                try PreferenceValueType.bool.parse(text, forKey: "k")
+            }
         }
     }
 

@@ -72,6 +72,32 @@ struct CLITLSHandOffTests {
         #expect(own.standardOutput == file + "\n")
     }
 
+    /// The list is read as the configuration reads it: white space around an
+    /// endpoint, line breaks included, goes; a list that does not parse is
+    /// answered by `prefs` itself with one line naming the endpoint at fault.
+    @Test func theListIsReadAsTheConfigurationReadsIt() async throws {
+        let installed = try Installation(withPrefsTLS: true)
+        let spaced = "http://etcd-1:2379 ,\n\tHTTPS://etcd-2:2379\n"
+        let handed = try await installed.run(["--etcd", spaced, "path"])
+        #expect(handed.status == 7, "\(handed.standardError)")
+
+        for (list, said) in [
+            (
+                "https://etcd-1:2379,,http://etcd-2:2379",
+                "endpoint 2 of 3 in 'https://etcd-1:2379,,http://etcd-2:2379' is empty"
+            ),
+            ("https://etcd-1:2379,etcd-2", "'etcd-2' is not an http:// or https:// URL"),
+        ] {
+            let refused = try await installed.run(["--etcd", list, "get", "language"])
+            #expect(refused.status == 2, "\(refused.standardOutput)")
+            #expect(refused.standardOutput.isEmpty)
+            #expect(
+                refused.standardError.hasPrefix("prefs: error: etcd endpoints: \(said)"),
+                "\(refused.standardError)")
+            #expect(refused.standardError.filter { $0 == "\n" }.count == 1)
+        }
+    }
+
     @Test func helpAndVersionAreAnsweredByPrefsItself() async throws {
         let installed = try Installation(withPrefsTLS: false)
         for asked in ["--help", "--version"] {

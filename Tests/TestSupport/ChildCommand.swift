@@ -80,15 +80,24 @@ package struct ChildCommand: Sendable {
         shownName = product
     }
 
-    /// Where `setpriv` is, through which a child runs as another user.
+    /// Where `setpriv` (util-linux) is, through which every child starts:
+    /// it sets the child's parent-death signal, and its user.
     package static let setpriv = "/usr/bin/setpriv"
 
-    /// The program started and its arguments: with ``user``, `setpriv`'s.
+    /// Whether children get SIGKILL when the test process dies: with
+    /// `setpriv`, on Linux. Elsewhere a killed run may leave children.
+    package static let diesWithTheTests = FileManager.default.isExecutableFile(atPath: setpriv)
+
+    /// The program started and its arguments: `setpriv`'s, which sets the
+    /// child's parent-death signal to SIGKILL (so that a test run killed
+    /// mid-way leaves no child running; see `SpawningThread`) and, with
+    /// ``user``, its uid and gid, then runs the program in its place.
     var launched: (executable: URL, arguments: [String]) {
-        guard let user else { return (executable, arguments) }
+        guard Self.diesWithTheTests || user != nil else { return (executable, arguments) }
+        let asUser = user.map { ["--reuid=\($0)", "--regid=\($0)", "--clear-groups"] } ?? []
         return (
             URL(fileURLWithPath: Self.setpriv),
-            ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", executable.path] + arguments
+            ["--pdeathsig", "KILL"] + asUser + [executable.path] + arguments
         )
     }
 
@@ -107,7 +116,14 @@ package struct ChildCommand: Sendable {
         return plain ? argument : "'" + argument.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
     }
 
+    /// A child that could not be started: its program is missing.
+    package struct LaunchFailure: Error, CustomStringConvertible {
+        package let description: String
+    }
+
     /// Starts the child.
+    ///
+    /// - Throws: ``LaunchFailure`` when the program is not an executable file.
     package func start() throws -> RunningProcess { try RunningProcess(self) }
 
     /// Runs the child to its end and returns its status and output. The

@@ -171,7 +171,9 @@ package final class EtcdCluster: @unchecked Sendable {
         let command = ChildCommand(
             program: "/usr/bin/timeout",
             [
-                "--signal=KILL", "\(lifetime)", etcdServerPath!,
+                // etcd dies with `timeout` (Linux only, as `timeout` is), which dies with the tests.
+                "--signal=KILL", "\(lifetime)", ChildCommand.setpriv, "--pdeathsig", "KILL",
+                etcdServerPath!,
                 "--name", member.name, "--data-dir", member.dataDirectory,
                 "--listen-client-urls", member.clientURL.absoluteString,
                 "--advertise-client-urls", member.clientURL.absoluteString,

@@ -50,6 +50,13 @@ package final class RunningProcess: @unchecked Sendable {
 
     init(_ command: ChildCommand) throws {
         commandLine = command.commandLine
+        // `setpriv` starts the program: one that is missing must fail here,
+        // at launch, as it would without it, not as setpriv's exit status.
+        guard FileManager.default.isExecutableFile(atPath: command.executable.path) else {
+            throw ChildCommand.LaunchFailure(
+                description:
+                    "cannot start \(commandLine): no executable file at \(command.executable.path)")
+        }
         process.executableURL = command.launched.executable
         process.arguments = command.launched.arguments
         process.environment = command.environment
@@ -74,7 +81,9 @@ package final class RunningProcess: @unchecked Sendable {
         // The process holds its handler, and the reader threads their
         // callbacks: neither holds this object, which goes with its test.
         process.terminationHandler = { _ in Self.settle(state) { $0.exited = true } }
-        try process.run()
+        // From the one thread that outlives every test: the child's
+        // parent-death signal follows the thread that started it.
+        try SpawningThread.run { [process] in try process.run() }
         // The child has its own copy; keep no descriptor per launch here.
         try? log?.close()
         let ended: @Sendable () -> Void = { Self.settle(state) { $0.openOutputs -= 1 } }

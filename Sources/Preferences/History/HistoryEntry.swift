@@ -49,9 +49,6 @@ public struct HistoryEntry: Sendable, Hashable, CustomStringConvertible {
             self.new = new
         }
 
-        /// Whether both values are kept (none was too large, the key is no secret).
-        public var isComplete: Bool { oldSize == nil && newSize == nil && !secret }
-
         /// The change of a secret key: that it changed, without its values.
         public static let secretChange: KeyChange = {
             var change = KeyChange(old: nil, new: nil)

@@ -55,7 +55,7 @@ public enum PreferenceValueType: String, Sendable, CaseIterable, Codable {
         if let value = ValueConversion(self).convert(.string(text)) { return value }
         var reason = "'\(text)' is not "
         switch self {
-        case .bool: reason += "a bool (true or false)"
+        case .bool: reason += "a bool (true, yes, on or 1; false, no, off or 0)"
         case .int: reason += "an integer"
         case .double: reason += "a number"
         case .json, .string:  // any text is a string

@@ -41,13 +41,14 @@ extension PrefsTool {
         func handOff(
             _ arguments: [String], _ invocation: Invocation, environment: [String: String]
         ) throws(CommandFailure) {
+            // A list that does not parse stays here, for the usage error
+            // naming the endpoint at fault.
             guard case .handOffToPrefsTLS = self,
                 let list = StoreTarget.etcdEndpoints(invocation.global, environment),
-                let endpoint = list.split(separator: ",").first(where: {
-                    $0.drop(while: \.isWhitespace).lowercased().hasPrefix("https:")
-                })
+                let endpoints = try? EtcdConfiguration.endpoints(parsing: list),
+                let endpoint = endpoints.first(where: EtcdConfiguration.isHTTPS)
             else { return }
-            let shown = String(endpoint).trimmingSpaces()
+            let shown = endpoint.absoluteString
             guard let path = SiblingExecutable.path(Self.tlsProgram) else {
                 throw CommandFailure(
                     .ioError,
