@@ -74,7 +74,7 @@ struct EtcdMalformedAnswerTests {
         let storage = try Self.storage(on: server)
         for read in [
             { _ = try storage.read() }, { _ = try storage.currentRevision() },
-            { _ = try storage.historyArchive?.readEntries() },
+            { _ = try storage.historyArchive?.read() },
             { _ = try storage.manifests?.programManifests() },
         ] {
             #expect {
