@@ -69,7 +69,7 @@ public struct EtcdConfiguration: Sendable, Equatable {
 
     /// A configuration for comma-separated endpoint URLs
     /// (`http://etcd-1:2379,http://etcd-2:2379`), read by
-    /// ``endpoints(parsing:)``.
+    /// `endpoints(parsing:)`.
     ///
     /// - Throws: `PreferencesError.invalidValue(key:reason:)` naming the
     ///   endpoint that is empty or not an `http` or `https` URL with a host,
