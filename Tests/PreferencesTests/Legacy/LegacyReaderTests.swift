@@ -4,34 +4,24 @@ import Testing
 
 @testable import Preferences
 
-@Suite(.scaledTimeLimit(minutes: 10)) struct LegacyReaderTests {
-    /// A fresh directory for one test, removed afterwards.
-    final class TemporaryDirectory {
-        let url: URL
-
-        init() throws {
-            url = FileManager.default.temporaryDirectory
-                .appendingPathComponent("legacy-reader-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        }
-
-        deinit { try? FileManager.default.removeItem(at: url) }
-
-        @discardableResult
-        func write(_ name: String, _ text: String) throws -> URL {
-            try write(name, Array(text.utf8))
-        }
-
-        @discardableResult
-        func write(_ name: String, _ bytes: [UInt8]) throws -> URL {
-            let file = url.appendingPathComponent(name)
-            try FileManager.default.createDirectory(
-                at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(bytes).write(to: file)
-            return file
-        }
+extension TemporaryDirectory {
+    /// Writes `text` to `name` (its folders made), and returns its URL.
+    @discardableResult
+    func write(_ name: String, _ text: String) throws -> URL {
+        try write(name, Array(text.utf8))
     }
 
+    @discardableResult
+    func write(_ name: String, _ bytes: [UInt8]) throws -> URL {
+        let file = url.appendingPathComponent(name)
+        try FileManager.default.createDirectory(
+            at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(bytes).write(to: file)
+        return file
+    }
+}
+
+@Suite(.scaledTimeLimit(minutes: 10)) struct LegacyReaderTests {
     @Test func readsProperties() throws {
         let directory = try TemporaryDirectory()
         let file = try directory.write("app.properties", "a = 1\nb: zwei\n")
