@@ -166,36 +166,13 @@ struct EtcdHistoryTests {
     @Test func restoreGoesBackToAnyKeptStateAndForwardAgainOnEtcd() async throws {
         let cluster = try await SharedEtcd.cluster()
         let key = uniqueKey()
-        let store = try await replica(cluster, key)
-        var states: [Int64: [String: PreferenceValue]] = [0: [:]]
-        for step in 1...30 {
-            try await store.edit { prefs in
-                prefs[raw: "k\(step % 7)"] = step % 5 == 0 ? nil : .int(Int64(step))
-                if step % 4 == 0 { prefs[.language] = "l\(step)" }
-            }
-            states[store.snapshot.sequence] = store.snapshot.values
-        }
-        let latest = store.snapshot.sequence
-        for target in [0, 1, 7, 19, latest - 1] as [Int64] {
-            let current = try await storedDocument(cluster, key)
-            let restored = try #require(
-                try await store.restore(to: target), "restore to #\(target)")
-            #expect(restored == current.sequence + 1)
-            let back = try await storedDocument(cluster, key)
-            #expect(back.sequence == restored)
-            #expect(back.values == states[target], "restore to #\(target)")
-            // Forward again to where it was before, as one more change.
-            #expect(try await store.restore(to: current.sequence) == restored + 1)
-            let forward = try await storedDocument(cluster, key)
-            #expect(forward.values == current.values, "forward again from #\(target)")
-        }
-        // Every change, restores included, is in one history with no gaps.
-        let other = try await replica(cluster, key)
-        #expect(try await other.history().entries.map(\.sequence) == Array(1...(latest + 10)))
-        // Restoring the state the store already holds writes nothing.
-        let unchanged = try await storedDocument(cluster, key)
-        #expect(try await store.restore(to: latest + 10) == nil)
-        #expect(try await storedDocument(cluster, key) == unchanged)
+        try await runRestoreScenario(
+            try await replica(cluster, key),
+            stored: {
+                let document = try await storedDocument(cluster, key)
+                return (document.sequence, document.values)
+            },
+            reopen: { try await replica(cluster, key) })
     }
 }
 

@@ -154,35 +154,14 @@ struct HistoryTests {
     }
 
     @Test func restoreGoesBackToAnyKeptStateAndForwardAgain() async throws {
-        let store = try await open()
-        var states: [Int64: [String: PreferenceValue]] = [0: [:]]
-        for step in 1...30 {
-            try await store.edit { prefs in
-                prefs[raw: "k\(step % 7)"] = step % 5 == 0 ? nil : .int(Int64(step))
-                if step % 4 == 0 { prefs[.language] = "l\(step)" }
-            }
-            states[store.snapshot.sequence] = store.snapshot.values
-        }
-        let latest = store.snapshot.sequence
-        for target in [0, 1, 7, 19, latest - 1] as [Int64] {
-            let difference = try await store.restoreDifference(to: target)
-            let current = store.snapshot.values
-            #expect(try await store.restore(to: target) == store.snapshot.sequence)
-            #expect(try fileSnapshot(url).values == states[target], "restore to #\(target)")
-            #expect(
-                Set(difference.keys)
-                    == Set(current.keys).union(states[target]!.keys).filter {
-                        current[$0] != states[target]![$0]
-                    })
-            let restored = store.snapshot.sequence
-            // Back to where it was before the restore, as one more change.
-            try await store.restore(to: restored - 1)
-            #expect(try fileSnapshot(url).values == current)
-        }
-        // Restoring the state the store already holds writes nothing.
-        let sequence = store.snapshot.sequence
-        #expect(try await store.restore(to: sequence) == nil)
-        #expect(store.snapshot.sequence == sequence)
+        let url = self.url
+        try await runRestoreScenario(
+            try await open(),
+            stored: {
+                let inFile = try fileSnapshot(url)
+                return (inFile.sequence, inFile.values)
+            },
+            reopen: { try await PreferencesStore(fileURL: url, liveReads: false) })
     }
 
     @Test func restoreToATimeUsesTheLastChangeMadeBeforeIt() async throws {
