@@ -34,11 +34,14 @@ public struct EtcdConfiguration: Sendable, Equatable {
     public var tls: TLS?
 
     /// How often a quiet watch checks that its member still answers and
-    /// knows a leader (`/v3/maintenance/status`, 5 s). A member that stops
-    /// answering without closing its connections (a stopped process, a
-    /// machine gone, a partition) sends a watch nothing; after a failed
-    /// check the watch resumes on another endpoint. Each check is one small
-    /// request per watching store: raise this for very large fleets.
+    /// knows a leader (`/v3/maintenance/status`), and that the key holds no
+    /// change the watch has not delivered (a keys-only read), 5 s. A member
+    /// that stops answering without closing its connections (a stopped
+    /// process, a machine gone, a partition) sends a watch nothing; after a
+    /// failed check the watch resumes on another endpoint. A watch that
+    /// stopped following resumes or is reported within two and a half of
+    /// these plus twice ``timeout`` (<doc:EtcdGuarantees>). Each check is two
+    /// small requests per watching store: raise this for very large fleets.
     public var watchCheckInterval: TimeInterval = 5
 
     /// How long a process's registration as a replica outlives it

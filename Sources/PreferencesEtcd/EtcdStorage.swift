@@ -482,7 +482,8 @@ public final class EtcdStorage: PreferencesStorage {
     /// revision after the last it saw on the endpoint that answered most
     /// recently; when etcd has compacted that revision away, or cancels the
     /// watch, it reads again and watches from there. A member that stops
-    /// answering is found by a status check every
+    /// answering, and a stream that stops delivering while the key moves
+    /// on, are found by a check every
     /// ``EtcdConfiguration/watchCheckInterval`` while the stream is quiet.
     /// It tries the endpoints in turn with a growing pause (up to 1 s);
     /// when none has taken the watch for ``EtcdConfiguration/timeout``, it

@@ -7,6 +7,12 @@ import Preferences
     import Foundation
 #endif
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// One streaming `POST /v3/watch` on a store's key (E3, <doc:EtcdGuarantees>).
 ///
 /// The gateway answers with a chunked body of one JSON object per line:
@@ -34,10 +40,19 @@ import Preferences
 ///   that is not created within ``EtcdClient/attemptTimeout`` is left the
 ///   same way; that wait doubles with each failure in a row, up to eight
 ///   times, so a watch that is merely slow to create still goes live.
+/// - **Keeping up.** A member can answer its status, know a leader, and
+///   still send its watch nothing (<doc:EtcdGuarantees>). So the same quiet
+///   check also reads the key's revision from the cluster (a linearizable
+///   read): when the key holds a change the watch has not delivered, and
+///   it still has not half an interval later, the watch is left for the
+///   next endpoint and resumes there from its last revision. If it falls
+///   behind again before it catches up, it reports `.interrupted` saying
+///   so; the change that catches it up reports `.changed`.
 /// - **Interruption.** When no endpoint has taken the watch for
 ///   ``EtcdConfiguration/timeout``, it reports `.interrupted` once (naming
 ///   every endpoint), keeps trying with a growing pause (up to 1 s), and
-///   reports `.changed` once it is back.
+///   reports `.changed` once it is back. The report comes at that timeout
+///   even while an endpoint is still being waited for.
 ///
 /// All of its state lives on one serial queue.
 final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
@@ -58,6 +73,11 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     /// Tells the current stream's callbacks from late ones of an ended stream.
     private var generation = 0
     private var live = false
+    /// Whether the current stream has shown that it follows the cluster: an
+    /// event came, or a check found its member with a leader and the key
+    /// not ahead of it. A stream merely created has not: a member cut off
+    /// from its peers still creates watches.
+    private var proven = false
     private var failures = 0
     private var reportedInterruption = false
     /// The revision to resume from (the one after the last seen); nil when
@@ -71,6 +91,13 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     private var lastSaid: [String?]
     /// When the current stream last sent a line.
     private var lastLine = DispatchTime.now()
+    /// The current stream's periodic check, while it is live.
+    private var checkTimer: (any DispatchSourceTimer)?
+    /// Whether a check is waiting for its answers (on `checkQueue`).
+    private var checking = false
+    /// A change of the key that the cluster holds and the watch had not
+    /// delivered when a check saw it; nil while the watch keeps up.
+    private var lag: Lag?
     /// The last steps the watch took (connections, losses, events), newest
     /// last, for diagnosing a watch that fell silent.
     private var history: [(seconds: Double, step: String)] = []
@@ -102,6 +129,15 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     }
 
     private var isCancelled: Bool { cancelled.withLock { $0 } }
+
+    /// The longest a watch that stopped following the cluster takes to
+    /// resume on another endpoint or report `.interrupted`: two check
+    /// intervals to find its stream quiet and the key ahead, half of one to
+    /// confirm, and the timeout, twice, for the cluster's answer and for
+    /// the move.
+    static func reactionBound(_ configuration: EtcdConfiguration) -> TimeInterval {
+        2.5 * configuration.watchCheckInterval + 2 * configuration.timeout
+    }
 
     /// The watch's last steps, oldest first, each with the seconds since it
     /// started: what a test prints when a watch it relies on fell silent.
@@ -192,6 +228,7 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     /// has taken it for the configured timeout.
     private func lost(_ endpoint: URL, _ reason: String) {
         let wasLive = live
+        let wasProven = proven
         note("lost \(endpoint.absoluteString)\(wasLive ? " (live)" : ""): \(reason)")
         endStream()
         storage.client.noteFailure(of: endpoint)
@@ -202,14 +239,25 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
         // time, which signs in again and finds a reason to report.
         if !wasLive && reason.hasPrefix("HTTP status") { resumeRevision = nil }
         let now = DispatchTime.now()
-        if wasLive || downSince == nil { downSince = now }
+        if wasProven || downSince == nil {
+            downSince = now
+            // Reported at the timeout even while an attempt is still waited
+            // for, or a stream taken by a member that has not proven itself.
+            queue.asyncAfter(deadline: now + storage.configuration.timeout) {
+                guard self.downSince == now, !self.isCancelled else { return }
+                self.reportUnreachable()
+            }
+        }
         if let downSince,
             EtcdClient.seconds(from: downSince, to: now) >= storage.configuration.timeout
         {
-            reportInterruption(
-                storage.client.unreachable(operation: "watch", lastSaid: lastSaid))
+            reportUnreachable()
         }
         retryLater()
+    }
+
+    private func reportUnreachable() {
+        reportInterruption(storage.client.unreachable(operation: "watch", lastSaid: lastSaid))
     }
 
     private func reportInterruption(_ error: PreferencesError) {
@@ -222,6 +270,7 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     private func report(_ contents: StoredContents) {
         reportedInterruption = false
         lastReported = contents
+        if let lag, !isBehind(lag.revision) { self.lag = nil }
         deliver(.changed(contents))
     }
 
@@ -247,6 +296,10 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
         generation += 1
         stream?.cancel()
         stream = nil
+        checkTimer?.cancel()
+        checkTimer = nil
+        checking = false
+        proven = false
         if live {
             live = false
             storage.watchBecameLive(false)
@@ -255,29 +308,103 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
 
     // MARK: Health (on `queue`, the check itself on `checkQueue`)
 
-    private func scheduleCheck(_ current: Int) {
+    /// Checks the current stream every ``EtcdConfiguration/watchCheckInterval``
+    /// while it is live.
+    private func startChecks() {
+        checkTimer?.cancel()
+        checkTimer = nil
         let interval = storage.configuration.watchCheckInterval
         guard interval > 0 else { return }
-        queue.asyncAfter(deadline: .now() + interval) {
-            guard current == self.generation, self.live, !self.isCancelled,
-                let endpoint = self.endpoint
-            else { return }
-            // Lines arrived lately: the member is evidently there.
-            if EtcdClient.seconds(from: self.lastLine, to: .now()) < interval {
-                self.scheduleCheck(current)
-                return
-            }
-            self.checkQueue.async {
-                let problem = self.storage.client.checkHealth(of: endpoint)
-                self.queue.async {
-                    guard current == self.generation else { return }
-                    if let problem {
-                        self.lost(endpoint, problem)
-                    } else {
-                        self.scheduleCheck(current)
-                    }
+        let current = generation
+        let timer = queue.repeatingTimer(every: .nanoseconds(Int(interval * 1e9))) {
+            self.check(current)
+        }
+        checkTimer = timer
+        timer.resume()
+    }
+
+    /// One check of a quiet stream: does its member answer and know a
+    /// leader, and has the watch delivered every change the cluster holds?
+    private func check(_ current: Int, quiet: Bool = true) {
+        let interval = storage.configuration.watchCheckInterval
+        guard current == generation, live, !checking, !isCancelled, let endpoint else { return }
+        // Lines arrived lately: the member is evidently there.
+        if quiet && EtcdClient.seconds(from: lastLine, to: .now()) < interval { return }
+        checking = true
+        checkQueue.async {
+            let problem = self.storage.client.checkHealth(of: endpoint)
+            let cluster = problem == nil ? self.readKeyState() : nil
+            self.queue.async {
+                guard current == self.generation else { return }
+                self.checking = false
+                if let problem {
+                    self.lost(endpoint, problem)
+                } else {
+                    self.compare(with: cluster, current)
                 }
             }
+        }
+    }
+
+    /// The key as the cluster holds it now: its `mod_revision`, 0 when it
+    /// does not exist; nil when the cluster did not answer (the watch's
+    /// member answered its status, so that is no reason to leave it).
+    private func readKeyState() -> Int64? {
+        let reply = try? storage.client.call(
+            "/v3/kv/range", ["key": EtcdClient.base64(storage.key), "keys_only": true],
+            operation: "watch", idempotent: true)
+        guard let reply else { return nil }
+        return EtcdClient.int64(reply["kvs"]?.arrayValue?.first?["mod_revision"])
+    }
+
+    /// A change the cluster holds and the watch has not delivered.
+    private struct Lag {
+        /// The key's `mod_revision` the cluster reported (0: deleted).
+        let revision: Int64
+        /// Whether the watch was already left for another endpoint over it.
+        var moved = false
+    }
+
+    /// Whether the cluster's state of the key (its `mod_revision`, 0 for
+    /// none) is ahead of what the watch has delivered.
+    private func isBehind(_ cluster: Int64) -> Bool {
+        guard let resumeRevision else { return false }
+        if cluster == 0 { return lastReported?.bytes != nil }
+        return cluster >= resumeRevision
+    }
+
+    /// Acts on a check's reading of the cluster: a lag is confirmed half an
+    /// interval later (a member applies a change a little after the leader
+    /// answers), then the watch moves; when it lags again after moving, it
+    /// reports that it is not following the cluster.
+    private func compare(with cluster: Int64?, _ current: Int) {
+        guard let cluster, isBehind(cluster) else {
+            if cluster != nil {
+                lag = nil
+                followed()
+            }
+            return
+        }
+        note(
+            "check: the cluster has the key at revision \(cluster), the watch resumes from \(resumeRevision ?? 0)"
+        )
+        if lag == nil { lag = Lag(revision: cluster) }
+        let interval = storage.configuration.watchCheckInterval
+        queue.asyncAfter(deadline: .now() + interval / 2) {
+            guard current == self.generation, self.live, let endpoint = self.endpoint,
+                var lag = self.lag, self.isBehind(lag.revision)
+            else { return }
+            let message =
+                "the watch at \(endpoint.absoluteString) fell silent: the key is at revision \(lag.revision), the watch delivered up to \((self.resumeRevision ?? 1) - 1)"
+            if lag.moved {
+                self.reportInterruption(
+                    PreferencesError.io(
+                        operation: "watch", path: self.storage.key, code: ETIMEDOUT,
+                        message: message + ", also after moving to another endpoint"))
+            }
+            lag.moved = true
+            self.lag = lag
+            self.lost(endpoint, message)
         }
     }
 
@@ -305,13 +432,12 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
             note("created")
             live = true
             failures = 0
-            downSince = nil
-            lastSaid = lastSaid.map { _ in nil }
             if let endpoint { storage.client.noteAnswer(from: endpoint) }
             storage.watchBecameLive(true, on: endpoint)
-            scheduleCheck(generation)
-            // Back after an interruption: say so, with what was last known.
-            if reportedInterruption, let lastReported { report(lastReported) }
+            startChecks()
+            // Back after losing its stream: checked at once, not a quiet
+            // interval later, so that a healthy member ends the outage.
+            if downSince != nil { check(generation, quiet: false) }
         }
         for event in result["events"]?.arrayValue ?? [] {
             guard let kv = event["kv"], EtcdClient.bytes(kv["key"]) == Array(storage.key.utf8)
@@ -331,6 +457,7 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
         }
         if let events = result["events"]?.arrayValue, !events.isEmpty {
             note("\(events.count) events up to revision \((resumeRevision ?? 0) - 1)")
+            followed()
         }
         if result["canceled"] == true {
             note("canceled, compact revision \(EtcdClient.int64(result["compact_revision"]))")
@@ -340,6 +467,17 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
             }
             restart()
         }
+    }
+
+    /// The current stream follows the cluster: an outage is over.
+    private func followed() {
+        guard !proven else { return }
+        proven = true
+        downSince = nil
+        lastSaid = lastSaid.map { _ in nil }
+        // Back after an interruption: say so, with what was last known; a
+        // watch that fell behind says so once it has caught up.
+        if reportedInterruption, lag == nil, let lastReported { report(lastReported) }
     }
 
     /// Reads the key again and watches from there.

@@ -30,6 +30,7 @@ final class CountingRelay: Sendable {
         let memberPort: Int
         let counts = Locked<[String: Int]>([:])
         let stopped = Locked(false)
+        let watchesFrozen = Locked(false)
 
         init(listener: Int32, memberPort: Int) {
             self.listener = listener
@@ -79,6 +80,14 @@ final class CountingRelay: Sendable {
     /// Every path and its count, for failure messages.
     var counts: [String: Int] { shared.counts.value }
 
+    /// Stops passing on what the member sends on watch connections (those
+    /// whose first request is `/v3/watch`) from now on, and keeps them
+    /// open: a watch that is connected but silent, while every other
+    /// request goes through.
+    func freezeWatches() {
+        shared.watchesFrozen.withLock { $0 = true }
+    }
+
     /// Stops accepting and closes every connection within 100 ms.
     func stop() {
         shared.stopped.withLock { $0 = true }
@@ -113,11 +122,13 @@ final class CountingRelay: Sendable {
             close(member)
         }
         var requests = RequestReader()
+        var firstPath: String?
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while !shared.stopped.value {
+            let frozen = firstPath == "/v3/watch" && shared.watchesFrozen.value
             var entries = [
                 pollfd(fd: client, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: member, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: member, events: frozen ? 0 : Int16(POLLIN), revents: 0),
             ]
             let ready = poll(&entries, 2, pollMilliseconds)
             if ready < 0 && errno != EINTR { return }
@@ -130,8 +141,12 @@ final class CountingRelay: Sendable {
                 let bytes = buffer[0..<count]
                 if index == 0 {
                     requests.take(bytes) { path in
+                        if firstPath == nil { firstPath = path }
                         shared.counts.withLock { $0[path, default: 0] += 1 }
                     }
+                } else if firstPath == "/v3/watch" && shared.watchesFrozen.value {
+                    // Read after the freeze: held back for good.
+                    continue
                 } else if bytes.firstRange(of: Self.rejectedToken) != nil {
                     // etcd's answer to a call whose token it no longer takes.
                     shared.counts.withLock { $0[Self.rejected, default: 0] += 1 }
