@@ -35,14 +35,16 @@ public struct EtcdConfiguration: Sendable, Equatable {
 
     /// How often a quiet watch checks that its member still answers and
     /// knows a leader (`/v3/maintenance/status`), and that the key holds no
-    /// change the watch has not delivered (a keys-only read), 5 s. A member
+    /// change the watch has not delivered (a keys-only read), 2 s. A member
     /// that stops answering without closing its connections (a stopped
     /// process, a machine gone, a partition) sends a watch nothing; after a
     /// failed check the watch resumes on another endpoint. A watch that
     /// stopped following resumes or is reported within two and a half of
-    /// these plus twice ``timeout`` (<doc:EtcdGuarantees>). Each check is two
-    /// small requests per watching store: raise this for very large fleets.
-    public var watchCheckInterval: TimeInterval = 5
+    /// these plus twice ``timeout`` (<doc:EtcdGuarantees>): 15 s with the
+    /// defaults. Each check is two small requests per quiet watching store:
+    /// raise this for very large fleets, lower it (and ``timeout``) for a
+    /// tighter bound.
+    public var watchCheckInterval: TimeInterval = 2
 
     /// How long a process's registration as a replica outlives it
     /// (`<doc:RollingOutAChange>` in the Preferences documentation): the
