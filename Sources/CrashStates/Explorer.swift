@@ -34,21 +34,9 @@ struct Explorer {
 
     func explore(_ workload: Workload) async throws -> [(Row, BrokenRecord, String)] {
         let directory = scratch + "/run-" + workload.name
-        try FileManager.default.createDirectory(
-            atPath: directory, withIntermediateDirectories: true,
-            attributes: [.posixPermissions: 0o700])
-        try await workload.setup(directory)
-        let initial = try FileTree.read(directory)
-        DiskRecorder.start()
-        do {
-            try await workload.run(directory)
-        } catch {
-            _ = DiskRecorder.stop()
-            throw error
-        }
-        let calls = DiskRecorder.stop()
-        let root = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
-        let record = BrokenRecord(calls: calls, root: root, initial: initial)
+        let record = try await Self.record(workload, in: directory)
+        let calls = record.calls
+        let root = record.root
         if trace {
             for (index, call) in calls.enumerated() {
                 print("\(workload.name) #\(index) \(BrokenRecord.describe(call, root: root))")
@@ -83,6 +71,25 @@ struct Explorer {
             rows.append((row, record, root))
         }
         return rows
+    }
+
+    /// Sets `workload` up in `directory` (made for it), runs it while
+    /// recording, and breaks the calls up.
+    static func record(_ workload: Workload, in directory: String) async throws -> BrokenRecord {
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
+        try await workload.setup(directory)
+        let initial = try FileTree.read(directory)
+        DiskRecorder.start()
+        do {
+            try await workload.run(directory)
+        } catch {
+            _ = DiskRecorder.stop()
+            throw error
+        }
+        let calls = DiskRecorder.stop()
+        return try BrokenRecord(calls: calls, root: try realPath(directory), initial: initial)
     }
 
     /// Opens each state in a fresh process, two at a time.

@@ -58,6 +58,8 @@ struct BrokenRecord {
     static let blockSize = 4096
 
     var calls: [DiskOperation]
+    /// The workload's directory, links resolved.
+    var root: String
     var micro: [MicroOperation] = []
     /// For each call that is an fsync: the micro-operations it made durable.
     var barriers: [Int: [Int]] = [:]
@@ -70,12 +72,23 @@ struct BrokenRecord {
     /// The inodes that are directories.
     var directoryInodes = Set<Int>()
 
-    init(calls: [DiskOperation], root: String, initial: FileTree) {
+    /// Breaks `calls` up; `root` is the workload's directory with every
+    /// link resolved, as the recorded paths are. A call the replay cannot
+    /// model (a path outside `root`, a file it does not know) throws,
+    /// naming the call: a state left unbuilt is never silent.
+    init(calls: [DiskOperation], root: String, initial: FileTree) throws {
         self.calls = calls
+        self.root = root
         var replay = Replay(root: root, initial: initial, record: self)
         for (call, operation) in calls.enumerated() {
             replay.record.acknowledged.append(replay.acks)
-            replay.breakUp(operation, call: call)
+            do {
+                try replay.breakUp(operation, call: call)
+            } catch let reason as Unmodelled {
+                throw ExplorerError(
+                    "the replay cannot model call #\(call), \(Self.describe(operation, root: root)): \(reason.text)"
+                )
+            }
         }
         replay.record.acknowledged.append(replay.acks)
         self = replay.record
@@ -110,6 +123,12 @@ struct BrokenRecord {
 /// The calls replayed in order to break them up: what each path names and
 /// each file holds after each call, and what an fsync of each file or
 /// directory would make durable.
+/// Why the replay cannot model a call.
+private struct Unmodelled: Error {
+    var text: String
+    init(_ text: String) { self.text = text }
+}
+
 private struct Replay {
     let root: String
     var record: BrokenRecord
@@ -138,46 +157,61 @@ private struct Replay {
         self.record.initialContents = contents
     }
 
-    /// `path` relative to the workload's directory, or nil outside it.
-    func relative(_ path: String) -> String? {
+    /// `path` relative to the workload's directory (`""` for the directory
+    /// itself); throws for a path outside it.
+    func relative(_ path: String) throws -> String {
         if path == root { return "" }
-        guard path.hasPrefix(root + "/") else { return nil }
+        guard path.hasPrefix(root + "/") else {
+            throw Unmodelled("\(path) lies outside the workload's directory \(root)")
+        }
         return String(path.dropFirst(root.count + 1))
     }
 
+    /// The file or directory `path` names; throws when it names nothing
+    /// the replay knows of.
+    func inode(_ path: String) throws -> Int {
+        let relative = try relative(path)
+        if relative.isEmpty { return -1 }
+        guard let inode = names[relative] else {
+            throw Unmodelled("\(relative) names nothing the replay knows of")
+        }
+        return inode
+    }
+
     /// Adds the micro-operations of call number `call`.
-    mutating func breakUp(_ operation: DiskOperation, call: Int) {
+    mutating func breakUp(_ operation: DiskOperation, call: Int) throws {
         switch operation {
         case .mark(let label):
             if label == "ack" { acks += 1 }
         case .create(let path, _), .makeDirectory(let path):
-            guard let path = relative(path) else { return }
+            let path = try relative(path)
+            if names[path] != nil { throw Unmodelled("\(path) already names a file") }
             if case .makeDirectory = operation { record.directoryInodes.insert(next) }
             names[path] = next
             contents[next] = []
             add(.add(path: path, inode: next), call: call)
             next += 1
         case .link(let from, let to):
-            guard let from = relative(from), let to = relative(to), let inode = names[from]
-            else { return }
+            let inode = try inode(from)
+            let to = try relative(to)
             names[to] = inode
             add(.add(path: to, inode: inode), call: call)
         case .unlink(let path):
-            guard let path = relative(path) else { return }
+            _ = try inode(path)
+            let path = try relative(path)
             names[path] = nil
             add(.remove(path: path), call: call)
         case .rename(let from, let to):
-            guard let from = relative(from), let to = relative(to), let inode = names[from]
-            else { return }
+            let inode = try inode(from)
+            let (from, to) = (try relative(from), try relative(to))
             let replacing = names[to] != nil
             names[from] = nil
             names[to] = inode
             add(.rename(from: from, to: to, replacing: replacing, inode: inode), call: call)
         case .write(let path, let offset, let bytes):
-            guard let path = relative(path), let inode = names[path] else { return }
-            write(bytes, at: offset, to: inode, call: call)
+            write(bytes, at: offset, to: try inode(path), call: call)
         case .truncate(let path, let length):
-            guard let path = relative(path), let inode = names[path] else { return }
+            let inode = try inode(path)
             var content = contents[inode] ?? []
             if length < content.count {
                 content.removeSubrange(length...)
@@ -187,13 +221,18 @@ private struct Replay {
             contents[inode] = content
             add(.size(inode: inode, length: length, extending: false), call: call)
         case .sync(let path):
-            guard let path = relative(path), let inode = names[path] else { return }
-            barrier(at: call, covering: issuedByInode[inode] ?? [])
+            barrier(at: call, covering: issuedByInode[try inode(path)] ?? [])
         case .syncDirectory(let path):
-            guard let path = relative(path) else { return }
-            barrier(at: call, covering: issuedByDirectory[path] ?? [])
-        case .changeMode, .changeOwner:
-            return
+            // A directory above the workload's holds only the entries that
+            // lead to it, which every state has: no effect on the states.
+            if root.hasPrefix(path == "/" ? "/" : path + "/") { return }
+            let inode = try inode(path)
+            guard inode < 0 || record.directoryInodes.contains(inode) else {
+                throw Unmodelled("\(path) is no directory the replay knows of")
+            }
+            barrier(at: call, covering: issuedByDirectory[try relative(path)] ?? [])
+        case .changeMode(let path, _), .changeOwner(let path, _, _):
+            _ = try inode(path)
         }
     }
 

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -65,6 +71,16 @@ struct FileTree: Hashable {
             }
         }
     }
+}
+
+/// `path` with every symbolic link resolved (`realpath`), as the recorder
+/// gives the paths of the calls it records.
+func realPath(_ path: String) throws -> String {
+    guard let resolved = realpath(path, nil) else {
+        throw ExplorerError("cannot resolve \(path): \(String(cString: strerror(errno)))")
+    }
+    defer { free(resolved) }
+    return String(cString: resolved)
 }
 
 struct ExplorerError: Error, CustomStringConvertible {
