@@ -12,12 +12,12 @@ struct CrashState {
 /// Builds the states a crash after each call may leave, as a model allows.
 ///
 /// At a crash point, the micro-operations an fsync covered are durable, and
-/// the others pending. Each pending group (a directory's entries, a block
-/// of a file, a file's size) persists independently, as ``PendingChoices``
-/// says; the model's rules then rule out some combinations. When the
-/// combinations of one crash point are at most `exhaustiveLimit`, every
-/// one is built; beyond, as ALICE does, the states where one group at a
-/// time differs from "everything persisted" and from "nothing persisted".
+/// the others pending. Each group of pending ones (a directory's entries, a
+/// file's changes) persists independently, as one of the options
+/// ``PendingChoices`` gives it. When the combinations of one crash point
+/// are at most `exhaustiveLimit`, every one is built; beyond, as ALICE
+/// does, the states where one group at a time differs from "everything
+/// persisted" and from "nothing persisted".
 struct CrashStateBuilder {
     var record: BrokenRecord
     var model: PersistenceModel
@@ -30,34 +30,43 @@ struct CrashStateBuilder {
             durable.formUnion(record.barriers[call] ?? [])
         }
         let issued = record.micro.indices.filter { record.micro[$0].call <= point }
+        let changes = record.dataChanges.filter {
+            $0.call <= point && !(model == .ext4 && $0.unlinking)
+        }
         if model == .ext4 {
+            // Every fsync commits the journal: the entries made before it.
+            if let last = record.syncCalls.last(where: { $0 <= point }) {
+                durable.formUnion(
+                    issued.filter { record.micro[$0].isEntry && record.micro[$0].call < last })
+            }
             // Replace-via-rename: the journal commit that made a rename over
             // a file durable carried the renamed file's data written before it.
             for rename in issued where durable.contains(rename) {
                 guard case .rename(_, _, true, let inode) = record.micro[rename].kind else {
                     continue
                 }
-                durable.formUnion(
-                    issued.filter { $0 < rename && record.micro[$0].inode == inode })
+                for change in changes where change.inode == inode && change.whole[0] < rename {
+                    durable.formUnion(change.whole)
+                }
             }
         }
-        let pending = issued.filter { !durable.contains($0) }
-        let choices = PendingChoices(pending: pending, record: record, model: model)
-        let groups =
-            choices.entryOrders.map { ($0, true) }
-            + (choices.blocks + choices.sizes).map { ($0, false) }
+        let entries = issued.filter { record.micro[$0].isEntry && !durable.contains($0) }
+        let pending = changes.filter { !durable.contains($0.whole[0]) }
+        let choices = PendingChoices(
+            entries: entries, changes: pending, record: record, model: model)
+        let groups = choices.groups
         var vectors: [[Int]] = []
         if choices.combinations <= exhaustiveLimit {
             vectors = [[]]
-            for (group, _) in groups {
-                vectors = vectors.flatMap { vector in (0...group.count).map { vector + [$0] } }
+            for group in groups {
+                vectors = vectors.flatMap { vector in group.indices.map { vector + [$0] } }
             }
         } else {
-            let all = groups.map { $0.0.count }
+            let all = groups.map { _ in 1 }
             let none = groups.map { _ in 0 }
             vectors = [all, none]
-            for (position, (group, _)) in groups.enumerated() {
-                for choice in 0...group.count {
+            for (position, group) in groups.enumerated() {
+                for choice in group.indices {
                     var fromAll = all
                     fromAll[position] = choice
                     var fromNone = none
@@ -66,77 +75,53 @@ struct CrashStateBuilder {
                 }
             }
         }
+        let candidates = Set(entries).union(
+            pending.flatMap { change in
+                change.whole + (model == .ext4 ? change.orderedParts : change.parts).joined()
+            })
         var seen = Set<FileTree>()
         var states: [CrashState] = []
         for vector in vectors {
             var chosen = Set<Int>()
-            for (position, (group, isEntryOrder)) in groups.enumerated() {
-                let choice = vector[position]
-                if isEntryOrder {
-                    chosen.formUnion(group.prefix(choice))
-                } else if choice > 0 {
-                    chosen.insert(group[choice - 1])
-                }
+            for (position, group) in groups.enumerated() {
+                chosen.formUnion(group[min(vector[position], group.count - 1)])
             }
-            // A rename in two directories persists only when both agree.
+            // A rename between two directories persists only when both keep it.
             if model == .posix {
                 chosen = chosen.filter { index in
                     record.micro[index].directories.count < 2
-                        || choices.entryOrders.allSatisfy { order in
-                            !order.contains(index)
-                                || vector[choices.entryOrders.firstIndex(of: order)!]
-                                    > order.firstIndex(of: index)!
+                        || choices.entryDirectories.indices.allSatisfy { position in
+                            !record.micro[index].directories.contains(
+                                choices.entryDirectories[position])
+                                || groups[position][vector[position]].contains(index)
                         }
                 }
             }
-            guard model != .ext4 || allowedOnExt4(chosen, pending: pending) else { continue }
+            guard model != .ext4 || renamesCarryTheirData(chosen, pending: pending) else {
+                continue
+            }
             let tree = materialise(durable.union(chosen), upTo: point)
             guard seen.insert(tree).inserted else { continue }
             states.append(
                 CrashState(
-                    crashPoint: point, tree: tree, persisted: pending.filter(chosen.contains),
-                    lost: pending.filter { !chosen.contains($0) }))
+                    crashPoint: point, tree: tree,
+                    persisted: candidates.filter(chosen.contains).sorted(),
+                    lost: pending.flatMap(\.whole).filter { !chosen.contains($0) }
+                        + entries.filter { !chosen.contains($0) }))
         }
         return states
     }
 
-    /// ext4's rules: ordered data (a size grows only with the data below
-    /// it) and replace-via-rename (a rename over a file only with the
-    /// renamed file's data).
-    private func allowedOnExt4(_ chosen: Set<Int>, pending: [Int]) -> Bool {
-        // The newest pending data of each block and size, and what persisted.
-        func covered(inode: Int, before limit: Int, includingSizes: Bool) -> Bool {
-            var newestByGroup: [[Int]: Int] = [:]
-            for index in pending where index < limit {
-                switch record.micro[index].kind {
-                case .block(let owner, let block, _, _) where owner == inode:
-                    newestByGroup[[0, block]] = index
-                case .size(let owner, _, _) where owner == inode && includingSizes:
-                    newestByGroup[[1, 0]] = index
-                default: continue
-                }
-            }
-            for (group, newest) in newestByGroup {
-                let persisted = pending.contains { index in
-                    guard chosen.contains(index), index >= newest else { return false }
-                    switch record.micro[index].kind {
-                    case .block(let owner, let block, _, _):
-                        return owner == inode && group == [0, block]
-                    case .size(let owner, _, _): return owner == inode && group == [1, 0]
-                    default: return false
-                    }
-                }
-                if !persisted { return false }
-            }
-            return true
-        }
+    /// ext4's replace-via-rename: a rename over a file persists only with
+    /// the renamed file's changes made before it, whole.
+    private func renamesCarryTheirData(_ chosen: Set<Int>, pending: [DataChange]) -> Bool {
         for index in chosen {
-            switch record.micro[index].kind {
-            case .size(let inode, _, true):
-                if !covered(inode: inode, before: index, includingSizes: false) { return false }
-            case .rename(_, _, true, let inode):
-                if !covered(inode: inode, before: index, includingSizes: true) { return false }
-            default: continue
+            guard case .rename(_, _, true, let inode) = record.micro[index].kind else { continue }
+            for change in pending
+            where change.inode == inode && change.whole[0] < index
+                && !chosen.contains(change.whole[0])
+            {
+                return false
             }
         }
         return true
@@ -147,34 +132,33 @@ struct CrashStateBuilder {
     func materialise(_ included: Set<Int>, upTo point: Int) -> FileTree {
         var names = record.initialInodes
         var buffers = record.initialContents
-        var sizes = record.initialContents.mapValues(\.count)
         for (index, operation) in record.micro.enumerated()
         where operation.call <= point && included.contains(index) {
             switch operation.kind {
             case .add(let path, let inode):
                 names[path] = inode
-                if buffers[inode] == nil {
-                    buffers[inode] = []
-                    sizes[inode] = 0
-                }
+                if buffers[inode] == nil { buffers[inode] = [] }
             case .remove(let path):
                 names[path] = nil
             case .rename(let from, let to, _, let inode):
                 guard names[from] == inode else { continue }
                 names[from] = nil
                 names[to] = inode
-            case .block(let inode, _, let offset, let bytes):
+            case .write(let inode, let offset, let bytes, _):
                 var buffer = buffers[inode] ?? []
                 if buffer.count < offset + bytes.count {
                     buffer += [UInt8](repeating: 0, count: offset + bytes.count - buffer.count)
                 }
                 buffer.replaceSubrange(offset..<offset + bytes.count, with: bytes)
                 buffers[inode] = buffer
-            case .size(let inode, let length, _):
+            case .size(let inode, let length):
                 var buffer = buffers[inode] ?? []
-                if length < buffer.count { buffer.removeSubrange(length...) }
+                if length < buffer.count {
+                    buffer.removeSubrange(length...)
+                } else {
+                    buffer += [UInt8](repeating: 0, count: length - buffer.count)
+                }
                 buffers[inode] = buffer
-                sizes[inode] = length
             }
         }
         var tree = FileTree()
@@ -194,12 +178,7 @@ struct CrashStateBuilder {
             if record.directoryInodes.contains(inode) {
                 tree.entries[path] = .directory
             } else {
-                let buffer = buffers[inode] ?? []
-                let size = sizes[inode] ?? 0
-                tree.entries[path] = .file(
-                    size <= buffer.count
-                        ? Array(buffer[0..<size])
-                        : buffer + [UInt8](repeating: 0, count: size - buffer.count))
+                tree.entries[path] = .file(buffers[inode] ?? [])
             }
         }
         return tree

@@ -22,7 +22,10 @@ struct Explorer {
         var model: PersistenceModel
         var calls = 0
         var crashPoints = 0
+        /// Distinct states (a tree and how many writes were acknowledged).
         var states = 0
+        /// Those opened in a fresh process: not already opened for an
+        /// earlier model of the same workload.
         var opened = 0
         var violating: [(state: CrashState, acknowledged: Int, violations: [Violation])] = []
     }
@@ -57,10 +60,11 @@ struct Explorer {
                     work.append((state, acknowledged))
                 }
             }
-            row.states = work.count
-            let fresh = Set(work.map { Key(tree: $0.0.tree, acknowledged: $0.1) }).filter {
-                checked[$0] == nil
-            }
+            // Distinct states: the same tree, as many writes acknowledged,
+            // left by two crash points is one state.
+            let distinct = Set(work.map { Key(tree: $0.0.tree, acknowledged: $0.1) })
+            row.states = distinct.count
+            let fresh = distinct.filter { checked[$0] == nil }
             row.opened = fresh.count
             let results = try await open(Array(fresh), workload: workload)
             checked.merge(results) { $1 }
