@@ -37,7 +37,8 @@ struct Options {
     var trace = false
     var names: [String] = []
     var models = PersistenceModel.allCases
-    var exhaustiveLimit = 256
+    /// `--quick` lowers it to 16 unless given.
+    var exhaustiveLimit: Int?
 
     /// The options `arguments` give, or nil for any it does not know.
     init?(_ arguments: [String]) {
@@ -75,18 +76,24 @@ func explore(_ options: Options) async throws -> Int32 {
         "set", "group-commit", "new-directory", "migration", "archive", "corrupt-file", "apply",
         "temporary", "manifest", "replica",
     ]
-    let quickNames = ["set", "group-commit", "migration", "archive"]
+    // --quick: every workload, the archive's recorded as its two ends.
+    let quickNames = allNames.flatMap {
+        $0 == "archive" ? ["archive-append", "archive-trim"] : [$0]
+    }
+    let known = allNames + ["archive-append", "archive-trim"]
     let names = options.names.isEmpty ? (options.quick ? quickNames : allNames) : options.names
-    if let unknown = names.first(where: { !allNames.contains($0) }) {
+    if let unknown = names.first(where: { !known.contains($0) }) {
         StandardStream.error.write("prefs-crash-explorer: no workload \(unknown)\n")
         return 2
     }
-    if names.contains("archive") {
+    if names.contains(where: { $0.hasPrefix("archive") }) {
         Workload.archiveSets = try await Workload.findArchiveSets(in: scratch + "/probe")
     }
     var explorer = Explorer(
-        scratch: scratch, models: options.models, exhaustiveLimit: options.exhaustiveLimit)
+        scratch: scratch, models: options.models,
+        exhaustiveLimit: options.exhaustiveLimit ?? (options.quick ? 16 : 256))
     explorer.trace = options.trace
+    explorer.quick = options.quick
     var rows: [Explorer.Row] = []
     var details: [String] = []
     for name in names {

@@ -22,6 +22,9 @@ struct CrashStateBuilder {
     var record: BrokenRecord
     var model: PersistenceModel
     var exhaustiveLimit = 256
+    /// `--quick`: beyond the limit, only the states where one group differs
+    /// from "everything persisted" (and "nothing persisted" itself).
+    var quick = false
 
     /// The distinct states of the crash after call `point`.
     func states(after point: Int) -> [CrashState] {
@@ -69,9 +72,11 @@ struct CrashStateBuilder {
                 for choice in group.indices {
                     var fromAll = all
                     fromAll[position] = choice
+                    vectors.append(fromAll)
+                    guard !quick else { continue }
                     var fromNone = none
                     fromNone[position] = choice
-                    vectors += [fromAll, fromNone]
+                    vectors.append(fromNone)
                 }
             }
         }

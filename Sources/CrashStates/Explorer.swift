@@ -13,6 +13,8 @@ struct Explorer {
     var scratch: String
     var models: [PersistenceModel]
     var exhaustiveLimit: Int
+    /// Fewer states for each workload (``CrashStateBuilder/quick``).
+    var quick = false
     /// Print each workload's recorded calls.
     var trace = false
 
@@ -51,7 +53,7 @@ struct Explorer {
             var row = Row(workload: workload.name, model: model)
             row.calls = calls.filter { if case .mark = $0 { false } else { true } }.count
             let builder = CrashStateBuilder(
-                record: record, model: model, exhaustiveLimit: exhaustiveLimit)
+                record: record, model: model, exhaustiveLimit: exhaustiveLimit, quick: quick)
             var work: [(CrashState, Int)] = []
             for point in -1..<calls.count {
                 row.crashPoints += 1

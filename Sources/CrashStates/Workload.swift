@@ -19,8 +19,6 @@ struct Step: Sendable {
 /// crash during it may leave.
 struct Workload: Sendable {
     var name: String
-    /// Part of `--quick`.
-    var quick: Bool
     /// What it does, for the table.
     var summary: String
     /// The store's file, relative to the workload's directory.
@@ -57,7 +55,8 @@ struct Workload: Sendable {
             -> [Violation] = { _, _, _ in [] }
 
     static let all: [Workload] =
-        storeWorkloads + [migration, archive, corruptFile] + sideFileWorkloads
+        storeWorkloads + [migration, archive, archiveAppend, archiveTrim, corruptFile]
+        + sideFileWorkloads
 
     static func named(_ name: String) -> Workload? { all.first { $0.name == name } }
 }
@@ -74,6 +73,7 @@ struct Violation: Sendable, Hashable, CustomStringConvertible {
     static let history = "no entry without its change, no change without its entry"
     static let sequence = "no sequence number used twice"
     static let archive = "the archive holds no entry the document contradicts"
+    static let archiveAgrees = "the archive's entries agree with the document's"
     static let setAside = "a set-aside copy only where one was needed, with its bytes"
     static let importOnce = "a legacy file imported exactly once"
     static let wholeOrAbsent = "a manifest or a registration whole or absent"
