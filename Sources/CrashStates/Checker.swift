@@ -129,7 +129,8 @@ enum Checker {
         for entry in history.entries {
             for (name, change) in entry.changes { lastChange[name] = change.new }
         }
-        for (name, new) in lastChange where snapshot.values[name] != new {
+        for (name, new) in lastChange
+        where snapshot.values[name] != new && !workload.secretKeys.contains(name) {
             violations.append(
                 Violation(
                     invariant: Violation.history,

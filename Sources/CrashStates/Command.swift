@@ -74,7 +74,7 @@ func explore(_ options: Options) async throws -> Int32 {
     let start = clock.now
     let allNames = [
         "set", "group-commit", "new-directory", "migration", "archive", "corrupt-file", "apply",
-        "temporary", "manifest", "replica",
+        "temporary", "manifest", "replica", "secret",
     ]
     // --quick: every workload, the archive's recorded as its two ends.
     let quickNames = allNames.flatMap {

@@ -137,6 +137,7 @@ struct CrashStateBuilder {
     func materialise(_ included: Set<Int>, upTo point: Int) -> FileTree {
         var names = record.initialInodes
         var buffers = record.initialContents
+        var modes = record.createdModes
         for (index, operation) in record.micro.enumerated()
         where operation.call <= point && included.contains(index) {
             switch operation.kind {
@@ -156,6 +157,8 @@ struct CrashStateBuilder {
                 }
                 buffer.replaceSubrange(offset..<offset + bytes.count, with: bytes)
                 buffers[inode] = buffer
+            case .mode(let inode, let mode):
+                modes[inode] = mode
             case .size(let inode, let length):
                 var buffer = buffers[inode] ?? []
                 if length < buffer.count {
@@ -184,6 +187,9 @@ struct CrashStateBuilder {
                 tree.entries[path] = .directory
             } else {
                 tree.entries[path] = .file(buffers[inode] ?? [])
+                if let mode = modes[inode], mode & 0o777 != 0o600 {
+                    tree.modes[path] = mode & 0o777
+                }
             }
         }
         return tree

@@ -24,6 +24,8 @@ struct FileTree: Hashable {
     }
 
     var entries: [String: Entry] = [:]
+    /// Each file's permission bits, where they are not 0600.
+    var modes: [String: UInt32] = [:]
 
     /// Reads the tree below `root` (symbolic links are not followed).
     static func read(_ root: String) throws -> FileTree {
@@ -42,6 +44,10 @@ struct FileTree: Hashable {
                 } else {
                     tree.entries[path] = .file(
                         Array(try Data(contentsOf: URL(fileURLWithPath: full))))
+                    var info = stat()
+                    if lstat(full, &info) == 0, UInt32(info.st_mode) & 0o777 != 0o600 {
+                        tree.modes[path] = UInt32(info.st_mode) & 0o777
+                    }
                 }
             }
         }
@@ -67,7 +73,8 @@ struct FileTree: Hashable {
                 guard manager.createFile(atPath: full, contents: Data(bytes)) else {
                     throw ExplorerError("cannot create \(full)")
                 }
-                try manager.setAttributes([.posixPermissions: 0o600], ofItemAtPath: full)
+                try manager.setAttributes(
+                    [.posixPermissions: Int(modes[path] ?? 0o600)], ofItemAtPath: full)
             }
         }
     }

@@ -23,6 +23,8 @@ struct MicroOperation {
         case write(inode: Int, offset: Int, bytes: [UInt8], fill: Fill)
         /// `inode`'s size set to `length` (zeros past its old end).
         case size(inode: Int, length: Int)
+        /// `inode`'s permission bits set (`fchmod`): durable with its fsync.
+        case mode(inode: Int, mode: UInt32)
     }
 
     var kind: Kind
@@ -35,14 +37,14 @@ struct MicroOperation {
         case .add(let path, _), .remove(let path): [parent(path)]
         case .rename(let from, let to, _, _):
             parent(from) == parent(to) ? [parent(to)] : [parent(from), parent(to)]
-        case .write, .size: []
+        case .write, .size, .mode: []
         }
     }
 
     /// The file whose fsync makes it durable (data and sizes only).
     var inode: Int? {
         switch kind {
-        case .write(let inode, _, _, _), .size(let inode, _): inode
+        case .write(let inode, _, _, _), .size(let inode, _), .mode(let inode, _): inode
         case .add, .remove, .rename: nil
         }
     }
@@ -79,6 +81,10 @@ struct BrokenRecord {
     var initialContents: [Int: [UInt8]] = [:]
     /// The inodes that are directories.
     var directoryInodes = Set<Int>()
+    /// Each file's permission bits when it was made (or in the initial
+    /// tree): for a file created, the mode asked for (the umask can only
+    /// narrow it).
+    var createdModes: [Int: UInt32] = [:]
 
     /// Breaks `calls` up; `root` is the workload's directory with every
     /// link resolved, as the recorded paths are. A call the replay cannot

@@ -28,6 +28,7 @@ struct Replay {
             names[path] = next
             if case .file(let bytes) = entry {
                 contents[next] = bytes
+                self.record.createdModes[next] = initial.modes[path] ?? 0o600
             } else {
                 self.record.directoryInodes.insert(next)
             }
@@ -67,6 +68,7 @@ struct Replay {
             let path = try relative(path)
             if names[path] != nil { throw Unmodelled("\(path) already names a file") }
             if case .makeDirectory = operation { record.directoryInodes.insert(next) }
+            if case .create(_, let mode) = operation { record.createdModes[next] = mode }
             names[path] = next
             contents[next] = []
             add(.add(path: path, inode: next), call: call)
@@ -132,7 +134,13 @@ struct Replay {
                 throw Unmodelled("\(path) is no directory the replay knows of")
             }
             barrier(at: call, covering: issuedByDirectory[try relative(path)] ?? [])
-        case .changeMode(let path, _), .changeOwner(let path, _, _):
+        case .changeMode(let path, let mode):
+            let inode = try inode(path)
+            guard !record.directoryInodes.contains(inode) else { return }
+            change(
+                inode, to: contents[inode] ?? [], call: call, whole: .mode(inode: inode, mode: mode)
+            ) { _ in [] }
+        case .changeOwner(let path, _, _):
             _ = try inode(path)
         }
     }

@@ -78,6 +78,7 @@ enum Report {
                 }
                 return call + " [\(fill) at \(offset)..<\(offset + bytes.count)]"
             case .size(_, let length): return call + " [size \(length)]"
+            case .mode(_, let mode): return call + " [mode \(String(mode, radix: 8))]"
             default: return call
             }
         }.joined(separator: "; ")

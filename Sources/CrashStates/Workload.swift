@@ -27,6 +27,8 @@ struct Workload: Sendable {
     /// The values stored before the run.
     var before: [String: PreferenceValue] = [:]
     var steps: [Step] = []
+    /// Keys declared secret: their history entries carry no value.
+    var secretKeys: Set<String> = []
     /// Keys a reopened store may hold besides `before` and `steps`.
     var otherKeys: Set<String> = []
     /// Whether opening the store again finishes the run's work (a
@@ -55,7 +57,7 @@ struct Workload: Sendable {
             -> [Violation] = { _, _, _ in [] }
 
     static let all: [Workload] =
-        storeWorkloads + [migration, archive, archiveAppend, archiveTrim, corruptFile]
+        storeWorkloads + [migration, archive, archiveAppend, archiveTrim, corruptFile, secret]
         + sideFileWorkloads
 
     static func named(_ name: String) -> Workload? { all.first { $0.name == name } }
@@ -74,6 +76,7 @@ struct Violation: Sendable, Hashable, CustomStringConvertible {
     static let sequence = "no sequence number used twice"
     static let archive = "the archive holds no entry the document contradicts"
     static let archiveAgrees = "the archive's entries agree with the document's"
+    static let secretPrivate = "no secret in a file that others can read"
     static let setAside = "a set-aside copy only where one was needed, with its bytes"
     static let importOnce = "a legacy file imported exactly once"
     static let wholeOrAbsent = "a manifest or a registration whole or absent"
