@@ -20,7 +20,10 @@ func runCheck(_ arguments: [String]) async -> Int32 {
     guard arguments.count == 4, let acknowledged = Int(arguments[3]) else { return 2 }
     let sets = (ProcessInfo.processInfo.environment["PREFS_CRASH_ARCHIVE_SETS"] ?? "")
         .split(separator: "-").compactMap { Int($0) }
-    if sets.count == 2 { Workload.archiveSets = sets[0]...sets[1] }
+    if sets.count == 3 {
+        Workload.archiveCreated = sets[0]
+        Workload.archiveSets = sets[1]...sets[2]
+    }
     guard let workload = Workload.named(arguments[1]) else { return 2 }
     for violation in await Checker.check(
         workload, directory: arguments[2], acknowledged: acknowledged)
@@ -74,13 +77,12 @@ func explore(_ options: Options) async throws -> Int32 {
     let start = clock.now
     let allNames = [
         "set", "group-commit", "new-directory", "migration", "archive", "corrupt-file", "apply",
-        "temporary", "manifest", "replica", "secret",
+        "temporary", "manifest", "replica", "secret", "sync-due", "sweep",
     ]
-    // --quick: every workload, the archive's recorded as its two ends.
-    let quickNames = allNames.flatMap {
-        $0 == "archive" ? ["archive-append", "archive-trim"] : [$0]
-    }
-    let known = allNames + ["archive-append", "archive-trim"]
+    // --quick: every workload, the archive's recorded as its ends.
+    let archiveEnds = ["archive-create", "archive-append", "archive-trim"]
+    let quickNames = allNames.flatMap { $0 == "archive" ? archiveEnds : [$0] }
+    let known = allNames + archiveEnds
     let names = options.names.isEmpty ? (options.quick ? quickNames : allNames) : options.names
     if let unknown = names.first(where: { !known.contains($0) }) {
         StandardStream.error.write("prefs-crash-explorer: no workload \(unknown)\n")

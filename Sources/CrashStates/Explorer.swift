@@ -129,7 +129,7 @@ struct Explorer {
     {
         var environment = ProcessInfo.processInfo.environment
         environment["PREFS_CRASH_ARCHIVE_SETS"] =
-            "\(Workload.archiveSets.lowerBound)-\(Workload.archiveSets.upperBound)"
+            "\(Workload.archiveCreated)-\(Workload.archiveSets.lowerBound)-\(Workload.archiveSets.upperBound)"
         let child = try CheckingProcess.run(
             ["--check", workload.name, directory, String(acknowledged)],
             environment: environment, timeout: 120)

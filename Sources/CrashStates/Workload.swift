@@ -57,8 +57,9 @@ struct Workload: Sendable {
             -> [Violation] = { _, _, _ in [] }
 
     static let all: [Workload] =
-        storeWorkloads + [migration, archive, archiveAppend, archiveTrim, corruptFile, secret]
-        + sideFileWorkloads
+        storeWorkloads + [
+            migration, archive, archiveCreate, archiveAppend, archiveTrim, corruptFile, secret,
+        ] + sideFileWorkloads + pathWorkloads
 
     static func named(_ name: String) -> Workload? { all.first { $0.name == name } }
 }
@@ -77,6 +78,7 @@ struct Violation: Sendable, Hashable, CustomStringConvertible {
     static let archive = "the archive holds no entry the document contradicts"
     static let archiveAgrees = "the archive's entries agree with the document's"
     static let secretPrivate = "no secret in a file that others can read"
+    static let temporaryRead = "no temporary file is read as the store"
     static let setAside = "a set-aside copy only where one was needed, with its bytes"
     static let importOnce = "a legacy file imported exactly once"
     static let wholeOrAbsent = "a manifest or a registration whole or absent"

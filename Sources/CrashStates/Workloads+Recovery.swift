@@ -110,6 +110,11 @@ extension Workload {
         archiveSets.lowerBound...archiveSets.lowerBound)
     static let archiveTrim = archiveWorkload(
         "archive-trim", "the archive trimmed", archiveSets.upperBound...archiveSets.upperBound)
+    /// The set that moves the first entries out of the document: it makes
+    /// the archive.
+    static let archiveCreate = archiveWorkload(
+        "archive-create", "the archive made", archiveCreated...archiveCreated)
+    nonisolated(unsafe) static var archiveCreated = 1
 
     /// The sets of `recorded` recorded, those before them in the setup.
     static func archiveWorkload(_ name: String, _ summary: String, _ recorded: ClosedRange<Int>)
@@ -147,6 +152,7 @@ extension Workload {
                 ?? ""
             let count = text.split(separator: "\n").count
             if count < lines { return lastMove...value }
+            if count > 0 && lines == 0 { archiveCreated = value }
             if count > lines { lastMove = value }
             lines = count
         }
