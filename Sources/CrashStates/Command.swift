@@ -78,6 +78,7 @@ func explore(_ options: Options) async throws -> Int32 {
     let allNames = [
         "set", "group-commit", "new-directory", "migration", "archive", "corrupt-file", "apply",
         "temporary", "manifest", "replica", "secret", "sync-due", "sweep",
+        "legacy-remove",
     ]
     // --quick: every workload, the archive's recorded as its ends.
     let archiveEnds = ["archive-create", "archive-append", "archive-trim"]

@@ -10,7 +10,7 @@ import Preferences
 /// recovery a "sync due" mark asks for, and the sweep of the temporary
 /// files a dead writer left.
 extension Workload {
-    static let pathWorkloads: [Workload] = [syncDue, sweep]
+    static let pathWorkloads: [Workload] = [syncDue, sweep, legacyRemove]
 
     /// A set after a writer died between its rename and its directory's
     /// fsync: the lock file's mark says so, and the next writer syncs the
@@ -56,5 +56,62 @@ extension Workload {
                         invariant: Violation.temporaryRead,
                         detail: "a is 99, from the dead writer's temporary file")
                 ] : []
+        })
+}
+
+extension Workload {
+    /// The legacy import that removes its source, which lies in another
+    /// directory than the store's.
+    static func removingMigration(_ directory: String) -> [any PreferencesMigration] {
+        [
+            LegacyImport(
+                .properties, at: URL(fileURLWithPath: directory + "/old/legacy.properties"),
+                keys: .prefix("app.", removingPrefix: true), types: ["dark_mode": .bool],
+                afterImport: .remove)
+        ]
+    }
+
+    /// A legacy file in another directory imported, then removed.
+    static let legacyRemove = Workload(
+        name: "legacy-remove", summary: "a legacy file in another directory imported, then removed",
+        before: ["zoom": .int(3)],
+        steps: [Step(changes: ["x": .string("1"), "dark_mode": .bool(true)], acknowledgedBy: 1)],
+        reopeningCompletes: true,
+        setup: { directory in
+            try await openPlain(directory).set(key("zoom"), 3)
+            try FileManager.default.createDirectory(
+                atPath: directory + "/old", withIntermediateDirectories: true)
+            try Data(legacyText.utf8).write(
+                to: URL(fileURLWithPath: directory + "/old/legacy.properties"))
+        },
+        run: { directory in
+            _ = try await PreferencesStore(
+                fileURL: URL(fileURLWithPath: directory + "/prefs.json"),
+                migrations: removingMigration(directory), liveReads: false)
+            acknowledge()
+        },
+        open: { url, limits in
+            try await PreferencesStore(
+                fileURL: url, migrations: removingMigration(url.deletingLastPathComponent().path),
+                limits: limits, liveReads: false)
+        },
+        checkAfterOpening: { directory, _, store in
+            let imports = try await store.history().entries.filter {
+                $0.cause?.contains("import properties") == true
+            }
+            var violations: [Violation] = []
+            if imports.count != 1 {
+                violations.append(
+                    Violation(
+                        invariant: Violation.importOnce,
+                        detail: "\(imports.count) history entries of the import"))
+            }
+            if FileManager.default.fileExists(atPath: directory + "/old/legacy.properties") {
+                violations.append(
+                    Violation(
+                        invariant: Violation.importOnce,
+                        detail: "the legacy file is still there after the import"))
+            }
+            return violations
         })
 }
