@@ -39,7 +39,10 @@ let package = Package(
         // Crash-state exploration: records a workload's file-system calls
         // through the Platform shim, builds every state a crash may leave
         // under a persistence model, and opens each in a fresh process.
-        .executableTarget(name: "prefs-crash-explorer", dependencies: ["Preferences"]),
+        // The model, the workloads and the checker live in a library, so
+        // that the explorer's own tests can feed it records built by hand.
+        .target(name: "CrashStates", dependencies: ["Preferences"]),
+        .executableTarget(name: "prefs-crash-explorer", dependencies: ["CrashStates", "Preferences"]),
         // What the test targets share: temporary directories, child
         // processes with deadlines, test etcd clusters, common keys.
         .target(
@@ -62,6 +65,10 @@ let package = Package(
                 "Preferences", "PreferencesEtcd", "PreferencesEtcdTLS", "PreferencesTesting",
                 "PreferencesTestSupport", "prefs-harness",
             ]
+        ),
+        .testTarget(
+            name: "CrashStatesTests",
+            dependencies: ["CrashStates", "Preferences", "PreferencesTestSupport"]
         ),
         .testTarget(
             name: "PrefsCLITests",

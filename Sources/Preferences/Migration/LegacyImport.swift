@@ -183,16 +183,26 @@ public struct LegacyImport: PreferencesMigration {
 
     /// Renames or removes the source files (the file, then a `.bak`), and
     /// makes that durable.
+    ///
+    /// A file to remove is first renamed aside (`<name>.removing`) and the
+    /// rename made durable, then removed: a crash while a file is removed
+    /// may leave it cut short, and under its own name it would be imported
+    /// again, cut short.
     public func cleanUp() throws {
-        for file in try LegacyImport.existingFiles(format, at: source) {
+        let directory = Platform.parentDirectory(of: source.path)
+        let files = try LegacyImport.existingFiles(format, at: source)
+        for file in files {
             switch afterImport {
             case .rename:
                 try Platform.replaceItem(at: file.path + ".migrated", with: file.path)
             case .remove:
-                try Platform.removeItem(file.path)
+                try Platform.replaceItem(at: file.path + ".removing", with: file.path)
             }
         }
-        try Platform.syncDirectory(Platform.parentDirectory(of: source.path))
+        try Platform.syncDirectory(directory)
+        guard afterImport == .remove else { return }
+        for file in files { try Platform.removeItem(file.path + ".removing") }
+        try Platform.syncDirectory(directory)
     }
 
     /// The files of the source that exist now, the main file first: renaming

@@ -129,9 +129,15 @@ extension Platform {
         return Int(lseek(descriptor, 0, SEEK_CUR))
     }
 
-    /// An absolute form of `path` for recording (relative to the working
-    /// directory otherwise).
+    /// An absolute form of `path` for recording, its directory's links
+    /// resolved as the descriptors' paths are (relative to the working
+    /// directory otherwise): the explorer places every call by one spelling.
     static func recordedAbsolute(_ path: String) -> String {
-        path.hasPrefix("/") ? path : currentDirectory() + "/" + path
+        let absolute = path.hasPrefix("/") ? path : currentDirectory() + "/" + path
+        let name = lastComponent(of: absolute)
+        guard let resolved = realpath(parentDirectory(of: absolute), nil) else { return absolute }
+        defer { free(resolved) }
+        let directory = String(cString: resolved)
+        return (directory == "/" ? "" : directory) + "/" + name
     }
 }

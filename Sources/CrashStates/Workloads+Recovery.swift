@@ -23,7 +23,7 @@ extension Workload {
 
     /// Two versioned steps and a legacy import, run while opening.
     static let migration = Workload(
-        name: "migration", quick: true, summary: "two versioned steps and a legacy import",
+        name: "migration", summary: "two versioned steps and a legacy import",
         before: ["zoom": .int(3)],
         steps: [
             Step(
@@ -101,25 +101,43 @@ extension Workload {
     /// document's entries to the archive (an append) to the one that
     /// rewrites the archive shorter (the trim). Found by running them once
     /// (``findArchiveSets(in:)``).
-    static let archive = Workload(
-        name: "archive", quick: true,
-        summary: "history appended to the archive, then the archive trimmed",
-        limits: archiveLimits,
-        before: ["counter": .int(Int64(archiveSets.lowerBound - 1))],
-        steps: archiveSets.enumerated().map { index, value in
-            Step(changes: ["counter": .int(Int64(value))], acknowledgedBy: index + 1)
-        },
-        setup: { directory in
-            let store = try await openPlain(directory, limits: archiveLimits)
-            for value in 1..<archiveSets.lowerBound { try await store.set(key("counter"), value) }
-        },
-        run: { directory in
-            let store = try await openPlain(directory, limits: archiveLimits)
-            for value in archiveSets {
-                try await store.set(key("counter"), value)
-                acknowledge()
-            }
-        })
+    static let archive = archiveWorkload(
+        "archive", "history appended to the archive, then the archive trimmed", archiveSets)
+    /// `--quick`'s two ends of `archive`: the set that appends to the
+    /// archive, and the set that trims it, each recorded alone.
+    static let archiveAppend = archiveWorkload(
+        "archive-append", "the history appended to the archive",
+        archiveSets.lowerBound...archiveSets.lowerBound)
+    static let archiveTrim = archiveWorkload(
+        "archive-trim", "the archive trimmed", archiveSets.upperBound...archiveSets.upperBound)
+    /// The set that moves the first entries out of the document: it makes
+    /// the archive.
+    static let archiveCreate = archiveWorkload(
+        "archive-create", "the archive made", archiveCreated...archiveCreated)
+    nonisolated(unsafe) static var archiveCreated = 1
+
+    /// The sets of `recorded` recorded, those before them in the setup.
+    static func archiveWorkload(_ name: String, _ summary: String, _ recorded: ClosedRange<Int>)
+        -> Workload
+    {
+        Workload(
+            name: name, summary: summary, limits: archiveLimits,
+            before: ["counter": .int(Int64(recorded.lowerBound - 1))],
+            steps: recorded.enumerated().map { index, value in
+                Step(changes: ["counter": .int(Int64(value))], acknowledgedBy: index + 1)
+            },
+            setup: { directory in
+                let store = try await openPlain(directory, limits: archiveLimits)
+                for value in 1..<recorded.lowerBound { try await store.set(key("counter"), value) }
+            },
+            run: { directory in
+                let store = try await openPlain(directory, limits: archiveLimits)
+                for value in recorded {
+                    try await store.set(key("counter"), value)
+                    acknowledge()
+                }
+            })
+    }
 
     nonisolated(unsafe) static var archiveSets = 1...1
 
@@ -134,6 +152,7 @@ extension Workload {
                 ?? ""
             let count = text.split(separator: "\n").count
             if count < lines { return lastMove...value }
+            if count > 0 && lines == 0 { archiveCreated = value }
             if count > lines { lastMove = value }
             lines = count
         }
@@ -142,7 +161,7 @@ extension Workload {
 
     /// A corrupt file set aside at open, then a write.
     static let corruptFile = Workload(
-        name: "corrupt-file", quick: false, summary: "a corrupt file set aside, then a set",
+        name: "corrupt-file", summary: "a corrupt file set aside, then a set",
         steps: [Step(changes: ["a": .int(1)], acknowledgedBy: 2)],
         probes: false,
         setup: { directory in

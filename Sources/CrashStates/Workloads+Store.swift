@@ -12,7 +12,7 @@ extension Workload {
 
     /// One `set` on a store holding a value.
     static let set = Workload(
-        name: "set", quick: true, summary: "one set on an existing store",
+        name: "set", summary: "one set on an existing store",
         before: ["a": .int(1), "b": .int(7)],
         steps: [Step(changes: ["a": .int(2)], acknowledgedBy: 1)],
         setup: { directory in
@@ -29,7 +29,7 @@ extension Workload {
     /// Several edits queued together, written as one group commit (or a
     /// few), each acknowledged when its call returns.
     static let groupCommit = Workload(
-        name: "group-commit", quick: true, summary: "five edits in one group commit",
+        name: "group-commit", summary: "five edits in one group commit",
         before: ["a": .int(1)],
         steps: (1...5).map { Step(changes: ["k\($0)": .int(Int64($0))], acknowledgedBy: 1) },
         setup: { directory in
@@ -48,7 +48,7 @@ extension Workload {
 
     /// The first write of a store whose directory does not exist yet.
     static let newDirectory = Workload(
-        name: "new-directory", quick: false,
+        name: "new-directory",
         summary: "first write, in a directory not made yet", file: "new/deeper/prefs.json",
         steps: [Step(changes: ["a": .int(1)], acknowledgedBy: 1)],
         run: { directory in
@@ -61,7 +61,7 @@ extension Workload {
 
     /// `apply` of 100 keys, a document of several blocks.
     static let apply = Workload(
-        name: "apply", quick: false, summary: "apply of 100 keys",
+        name: "apply", summary: "apply of 100 keys",
         before: ["a": .int(1)],
         steps: [Step(changes: hundredKeys.mapValues { $0 }, acknowledgedBy: 1)],
         setup: { directory in
@@ -83,7 +83,7 @@ extension Workload {
 
     /// A temporary value over a stored one.
     static let temporary = Workload(
-        name: "temporary", quick: false, summary: "a temporary value for an hour",
+        name: "temporary", summary: "a temporary value for an hour",
         before: ["level": .string("info")],
         steps: [Step(changes: ["level": .string("debug")], acknowledgedBy: 1)],
         setup: { directory in

@@ -18,7 +18,9 @@ enum Report {
                     + pad("\(row.opened)", 9, right: true)
                     + pad("\(row.violating.count)", 12, right: true))
         }
-        let states = rows.reduce(0) { $0 + $1.states }
+        // Every state is counted once: a state two models allow is opened
+        // once, so the distinct states of all rows are those opened.
+        let states = rows.reduce(0) { $0 + $1.opened }
         let opened = rows.reduce(0) { $0 + $1.opened }
         let violations = rows.reduce(0) { $0 + $1.violating.count }
         lines.append(
@@ -70,8 +72,13 @@ enum Report {
             let call =
                 "#\(operation.call) \(BrokenRecord.describe(record.calls[operation.call], root: root))"
             switch operation.kind {
-            case .block(_, let block, _, _): return call + " [block \(block)]"
-            case .size(_, let length, _): return call + " [size \(length)]"
+            case .write(_, let offset, let bytes, let fill):
+                if case .data = fill, record.dataChanges.contains(where: { $0.whole == [index] }) {
+                    return call
+                }
+                return call + " [\(fill) at \(offset)..<\(offset + bytes.count)]"
+            case .size(_, let length): return call + " [size \(length)]"
+            case .mode(_, let mode): return call + " [mode \(String(mode, radix: 8))]"
             default: return call
             }
         }.joined(separator: "; ")

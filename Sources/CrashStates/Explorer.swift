@@ -13,6 +13,8 @@ struct Explorer {
     var scratch: String
     var models: [PersistenceModel]
     var exhaustiveLimit: Int
+    /// Fewer states for each workload (``CrashStateBuilder/quick``).
+    var quick = false
     /// Print each workload's recorded calls.
     var trace = false
 
@@ -22,7 +24,10 @@ struct Explorer {
         var model: PersistenceModel
         var calls = 0
         var crashPoints = 0
+        /// Distinct states (a tree and how many writes were acknowledged).
         var states = 0
+        /// Those opened in a fresh process: not already opened for an
+        /// earlier model of the same workload.
         var opened = 0
         var violating: [(state: CrashState, acknowledged: Int, violations: [Violation])] = []
     }
@@ -34,6 +39,49 @@ struct Explorer {
 
     func explore(_ workload: Workload) async throws -> [(Row, BrokenRecord, String)] {
         let directory = scratch + "/run-" + workload.name
+        let record = try await Self.record(workload, in: directory)
+        let calls = record.calls
+        let root = record.root
+        if trace {
+            for (index, call) in calls.enumerated() {
+                print("\(workload.name) #\(index) \(BrokenRecord.describe(call, root: root))")
+            }
+        }
+        var checked: [Key: [Violation]] = [:]
+        var rows: [(Row, BrokenRecord, String)] = []
+        for model in models {
+            var row = Row(workload: workload.name, model: model)
+            row.calls = calls.filter { if case .mark = $0 { false } else { true } }.count
+            let builder = CrashStateBuilder(
+                record: record, model: model, exhaustiveLimit: exhaustiveLimit, quick: quick)
+            var work: [(CrashState, Int)] = []
+            for point in -1..<calls.count {
+                row.crashPoints += 1
+                let acknowledged = record.acknowledged[point + 1]
+                for state in builder.states(after: point) {
+                    work.append((state, acknowledged))
+                }
+            }
+            // Distinct states: the same tree, as many writes acknowledged,
+            // left by two crash points is one state.
+            let distinct = Set(work.map { Key(tree: $0.0.tree, acknowledged: $0.1) })
+            row.states = distinct.count
+            let fresh = distinct.filter { checked[$0] == nil }
+            row.opened = fresh.count
+            let results = try await open(Array(fresh), workload: workload)
+            checked.merge(results) { $1 }
+            for (state, acknowledged) in work {
+                let violations = checked[Key(tree: state.tree, acknowledged: acknowledged)] ?? []
+                if !violations.isEmpty { row.violating.append((state, acknowledged, violations)) }
+            }
+            rows.append((row, record, root))
+        }
+        return rows
+    }
+
+    /// Sets `workload` up in `directory` (made for it), runs it while
+    /// recording, and breaks the calls up.
+    static func record(_ workload: Workload, in directory: String) async throws -> BrokenRecord {
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
@@ -47,42 +95,7 @@ struct Explorer {
             throw error
         }
         let calls = DiskRecorder.stop()
-        let root = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
-        let record = BrokenRecord(calls: calls, root: root, initial: initial)
-        if trace {
-            for (index, call) in calls.enumerated() {
-                print("\(workload.name) #\(index) \(BrokenRecord.describe(call, root: root))")
-            }
-        }
-        var checked: [Key: [Violation]] = [:]
-        var rows: [(Row, BrokenRecord, String)] = []
-        for model in models {
-            var row = Row(workload: workload.name, model: model)
-            row.calls = calls.filter { if case .mark = $0 { false } else { true } }.count
-            let builder = CrashStateBuilder(
-                record: record, model: model, exhaustiveLimit: exhaustiveLimit)
-            var work: [(CrashState, Int)] = []
-            for point in -1..<calls.count {
-                row.crashPoints += 1
-                let acknowledged = record.acknowledged[point + 1]
-                for state in builder.states(after: point) {
-                    work.append((state, acknowledged))
-                }
-            }
-            row.states = work.count
-            let fresh = Set(work.map { Key(tree: $0.0.tree, acknowledged: $0.1) }).filter {
-                checked[$0] == nil
-            }
-            row.opened = fresh.count
-            let results = try await open(Array(fresh), workload: workload)
-            checked.merge(results) { $1 }
-            for (state, acknowledged) in work {
-                let violations = checked[Key(tree: state.tree, acknowledged: acknowledged)] ?? []
-                if !violations.isEmpty { row.violating.append((state, acknowledged, violations)) }
-            }
-            rows.append((row, record, root))
-        }
-        return rows
+        return try BrokenRecord(calls: calls, root: try realPath(directory), initial: initial)
     }
 
     /// Opens each state in a fresh process, two at a time.
@@ -116,7 +129,7 @@ struct Explorer {
     {
         var environment = ProcessInfo.processInfo.environment
         environment["PREFS_CRASH_ARCHIVE_SETS"] =
-            "\(Workload.archiveSets.lowerBound)-\(Workload.archiveSets.upperBound)"
+            "\(Workload.archiveCreated)-\(Workload.archiveSets.lowerBound)-\(Workload.archiveSets.upperBound)"
         let child = try CheckingProcess.run(
             ["--check", workload.name, directory, String(acknowledged)],
             environment: environment, timeout: 120)

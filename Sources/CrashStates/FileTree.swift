@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -18,6 +24,8 @@ struct FileTree: Hashable {
     }
 
     var entries: [String: Entry] = [:]
+    /// Each file's permission bits, where they are not 0600.
+    var modes: [String: UInt32] = [:]
 
     /// Reads the tree below `root` (symbolic links are not followed).
     static func read(_ root: String) throws -> FileTree {
@@ -36,6 +44,10 @@ struct FileTree: Hashable {
                 } else {
                     tree.entries[path] = .file(
                         Array(try Data(contentsOf: URL(fileURLWithPath: full))))
+                    var info = stat()
+                    if lstat(full, &info) == 0, UInt32(info.st_mode) & 0o777 != 0o600 {
+                        tree.modes[path] = UInt32(info.st_mode) & 0o777
+                    }
                 }
             }
         }
@@ -61,10 +73,21 @@ struct FileTree: Hashable {
                 guard manager.createFile(atPath: full, contents: Data(bytes)) else {
                     throw ExplorerError("cannot create \(full)")
                 }
-                try manager.setAttributes([.posixPermissions: 0o600], ofItemAtPath: full)
+                try manager.setAttributes(
+                    [.posixPermissions: Int(modes[path] ?? 0o600)], ofItemAtPath: full)
             }
         }
     }
+}
+
+/// `path` with every symbolic link resolved (`realpath`), as the recorder
+/// gives the paths of the calls it records.
+func realPath(_ path: String) throws -> String {
+    guard let resolved = realpath(path, nil) else {
+        throw ExplorerError("cannot resolve \(path): \(String(cString: strerror(errno)))")
+    }
+    defer { free(resolved) }
+    return String(cString: resolved)
 }
 
 struct ExplorerError: Error, CustomStringConvertible {

@@ -18,7 +18,7 @@ extension Workload {
 
     /// The store opened declaring its keys: the manifest is published.
     static let manifest = Workload(
-        name: "manifest", quick: false, summary: "a manifest published",
+        name: "manifest", summary: "a manifest published",
         before: ["a": .int(1)],
         setup: { directory in
             try await openPlain(directory).set(key("a"), 1)
@@ -80,7 +80,7 @@ extension Workload {
 
     /// A replica registers, then reports a change it applied.
     static let replica = Workload(
-        name: "replica", quick: false, summary: "a replica registered, then reporting",
+        name: "replica", summary: "a replica registered, then reporting",
         before: ["a": .int(1)],
         steps: [Step(changes: ["a": .int(2)], acknowledgedBy: 2)],
         setup: { directory in

@@ -19,8 +19,6 @@ struct Step: Sendable {
 /// crash during it may leave.
 struct Workload: Sendable {
     var name: String
-    /// Part of `--quick`.
-    var quick: Bool
     /// What it does, for the table.
     var summary: String
     /// The store's file, relative to the workload's directory.
@@ -29,6 +27,8 @@ struct Workload: Sendable {
     /// The values stored before the run.
     var before: [String: PreferenceValue] = [:]
     var steps: [Step] = []
+    /// Keys declared secret: their history entries carry no value.
+    var secretKeys: Set<String> = []
     /// Keys a reopened store may hold besides `before` and `steps`.
     var otherKeys: Set<String> = []
     /// Whether opening the store again finishes the run's work (a
@@ -57,7 +57,9 @@ struct Workload: Sendable {
             -> [Violation] = { _, _, _ in [] }
 
     static let all: [Workload] =
-        storeWorkloads + [migration, archive, corruptFile] + sideFileWorkloads
+        storeWorkloads + [
+            migration, archive, archiveCreate, archiveAppend, archiveTrim, corruptFile, secret,
+        ] + sideFileWorkloads + pathWorkloads
 
     static func named(_ name: String) -> Workload? { all.first { $0.name == name } }
 }
@@ -74,6 +76,9 @@ struct Violation: Sendable, Hashable, CustomStringConvertible {
     static let history = "no entry without its change, no change without its entry"
     static let sequence = "no sequence number used twice"
     static let archive = "the archive holds no entry the document contradicts"
+    static let archiveAgrees = "the archive's entries agree with the document's"
+    static let secretPrivate = "no secret in a file that others can read"
+    static let temporaryRead = "no temporary file is read as the store"
     static let setAside = "a set-aside copy only where one was needed, with its bytes"
     static let importOnce = "a legacy file imported exactly once"
     static let wholeOrAbsent = "a manifest or a registration whole or absent"

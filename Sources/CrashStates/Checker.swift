@@ -15,7 +15,9 @@ enum Checker {
         -> [Violation]
     {
         let acknowledged = workload.reopeningCompletes ? Int.max : given
-        var violations = workload.checkBeforeOpening(directory, given)
+        var violations =
+            workload.checkBeforeOpening(directory, given)
+            + archiveAgrees(workload, directory: directory)
         let url = URL(fileURLWithPath: directory + "/" + workload.file)
         let store: PreferencesStore
         do {
@@ -28,6 +30,7 @@ enum Checker {
             violations += try await history(store, workload, directory: directory)
             violations += try await workload.checkAfterOpening(directory, given, store)
             if workload.probes { violations += try await probe(store) }
+            violations += archiveAgrees(workload, directory: directory)
         } catch {
             violations.append(Violation(invariant: Violation.opens, detail: "\(error)"))
         }
@@ -126,7 +129,8 @@ enum Checker {
         for entry in history.entries {
             for (name, change) in entry.changes { lastChange[name] = change.new }
         }
-        for (name, new) in lastChange where snapshot.values[name] != new {
+        for (name, new) in lastChange
+        where snapshot.values[name] != new && !workload.secretKeys.contains(name) {
             violations.append(
                 Violation(
                     invariant: Violation.history,
