@@ -81,7 +81,14 @@ struct Explorer {
 
     /// Sets `workload` up in `directory` (made for it), runs it while
     /// recording, and breaks the calls up.
-    static func record(_ workload: Workload, in directory: String) async throws -> BrokenRecord {
+    ///
+    /// The recorder sees every call of the process. The explorer runs
+    /// nothing else, so a call outside `directory` is a blind spot and
+    /// fails the run; a test process runs other tests at once, so it passes
+    /// `besideOtherWork` to keep only the calls under `directory`.
+    static func record(
+        _ workload: Workload, in directory: String, besideOtherWork: Bool = false
+    ) async throws -> BrokenRecord {
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
@@ -94,8 +101,10 @@ struct Explorer {
             _ = DiskRecorder.stop()
             throw error
         }
-        let calls = DiskRecorder.stop()
-        return try BrokenRecord(calls: calls, root: try realPath(directory), initial: initial)
+        var calls = DiskRecorder.stop()
+        let root = try realPath(directory)
+        if besideOtherWork { calls = calls.filter { $0.touches(under: root) } }
+        return try BrokenRecord(calls: calls, root: root, initial: initial)
     }
 
     /// Opens each state in a fresh process, two at a time.
@@ -152,5 +161,22 @@ struct Explorer {
                     detail: "the checking process ended with status \(child.status)"))
         }
         return violations
+    }
+}
+
+extension DiskOperation {
+    /// Whether the call changes something under `root` (a mark always
+    /// counts): the calls a test keeps of a process doing other work too.
+    func touches(under root: String) -> Bool {
+        let paths: [String]
+        switch self {
+        case .create(let path, _), .write(let path, _, _), .truncate(let path, _),
+            .sync(let path), .syncDirectory(let path), .unlink(let path),
+            .makeDirectory(let path), .changeMode(let path, _), .changeOwner(let path, _, _):
+            paths = [path]
+        case .rename(let from, let to), .link(let from, let to): paths = [from, to]
+        case .mark: return true
+        }
+        return paths.contains { $0 == root || $0.hasPrefix(root + "/") }
     }
 }

@@ -8,7 +8,7 @@ import Testing
 /// The explorer fed records of known-bad writes: the state builder must
 /// build the state a power cut may leave, and the checker must report it.
 /// Serialized: recording takes every call the process makes.
-@Suite(.serialized)
+@Suite(.serialized, .takesTurns(.diskRecorder))
 struct KnownBadWritesTests {
     /// The `set` workload's directory before its run, and the document its
     /// run writes there.
@@ -125,7 +125,8 @@ struct KnownBadWritesTests {
 
     @Test func theRecordedSetShowsNoViolationAndIsNotEmpty() async throws {
         let directory = try TemporaryDirectory()
-        let record = try await Explorer.record(.set, in: directory.path + "/run")
+        let record = try await Explorer.record(
+            .set, in: directory.path + "/run", besideOtherWork: true)
         #expect(record.barriers.values.contains { !$0.isEmpty })
         #expect(
             record.micro.contains {
@@ -140,7 +141,8 @@ struct KnownBadWritesTests {
         let links = try TemporaryDirectory()
         try FileManager.default.createSymbolicLink(
             atPath: links.path + "/link", withDestinationPath: real.path)
-        let record = try await Explorer.record(.set, in: links.path + "/link/run")
+        let record = try await Explorer.record(
+            .set, in: links.path + "/link/run", besideOtherWork: true)
         #expect(record.root == (try realPath(real.path)) + "/run")
         #expect(
             record.micro.contains {

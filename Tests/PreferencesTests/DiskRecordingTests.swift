@@ -7,7 +7,7 @@ import Testing
 /// The shim's record mode, which the crash-state explorer replays: every
 /// call that changes the disk, in order, with paths from the descriptors
 /// (S2, M3, <doc:Reliability>).
-@Suite(.serialized) struct DiskRecordingTests {
+@Suite(.serialized, .takesTurns(.diskRecorder)) struct DiskRecordingTests {
     /// The calls recorded while `body` runs, those under `directory` only
     /// (tests of other suites may write meanwhile), with paths relative to it.
     static func recording(in directory: TemporaryDirectory, _ body: () async throws -> Void)

@@ -24,6 +24,10 @@ package struct TakingTurns: SuiteTrait, TestScoping {
         case clusters
         /// Several processes writing at once, or killed in a loop.
         case processes
+        /// The process's disk recorder (`DiskRecorder`), which records every
+        /// call of the process from `start()` to `stop()`: one suite at a
+        /// time, apart from the turns above.
+        case diskRecorder
     }
 
     package let load: Load
@@ -38,15 +42,16 @@ package struct TakingTurns: SuiteTrait, TestScoping {
         for test: Test, testCase: Test.Case?,
         performing function: @Sendable () async throws -> Void
     ) async throws {
+        let turns = load == .diskRecorder ? Turns.recorder : Turns.shared
         let weight = load == .clusters ? 2 : 1
-        await Turns.shared.acquire(weight)
+        await turns.acquire(weight)
         do {
             try await function()
         } catch {
-            await Turns.shared.release(weight)
+            await turns.release(weight)
             throw error
         }
-        await Turns.shared.release(weight)
+        await turns.release(weight)
     }
 }
 
@@ -58,19 +63,23 @@ extension Trait where Self == TakingTurns {
 /// The turns: a weighted semaphore, first come first served, whose waits
 /// suspend a task and never hold a thread.
 actor Turns {
-    static let shared = Turns()
     /// Four units: two suites with clusters, one with clusters and two with
     /// many processes, or four with many processes. Measured on two cores:
     /// one unit made the run half as long again (the suites waited in line
     /// after the rest had finished); everything at once, up to 44 etcd
     /// servers and 54 children, starved the members and children.
-    static let capacity = 4
+    static let shared = Turns(capacity: 4)
+    /// One suite at a time records the disk.
+    static let recorder = Turns(capacity: 1)
+
+    private let capacity: Int
+    init(capacity: Int) { self.capacity = capacity }
 
     private var inUse = 0
     private var waiting: [(weight: Int, resume: CheckedContinuation<Void, Never>)] = []
 
     func acquire(_ weight: Int) async {
-        if waiting.isEmpty && inUse + weight <= Self.capacity {
+        if waiting.isEmpty && inUse + weight <= capacity {
             inUse += weight
             return
         }
@@ -79,7 +88,7 @@ actor Turns {
 
     func release(_ weight: Int) {
         inUse -= weight
-        while let first = waiting.first, inUse + first.weight <= Self.capacity {
+        while let first = waiting.first, inUse + first.weight <= capacity {
             waiting.removeFirst()
             inUse += first.weight
             first.resume.resume()
