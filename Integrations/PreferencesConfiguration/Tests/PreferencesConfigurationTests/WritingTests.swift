@@ -154,12 +154,15 @@ import Testing
         let wrongType = await #expect(throws: PreferencesError.self) {
             try await provider.setValue("eighty", forKey: "http.port")
         }
-        guard case .invalidValue(let key, let reason)? = wrongType else {
+        guard case .invalidValue(let key, _)? = wrongType else {
             Issue.record("expected invalidValue, got \(String(describing: wrongType))")
             return
         }
         #expect(key == "http.port")
-        #expect(reason.contains("declared by program billing"), "\(reason)")
+        #expect(
+            "\(wrongType.map { "\($0)" } ?? "")"
+                == #"invalid value for key 'http.port': must be an int, not a string "eighty" (declared by program billing)"#
+        )
         let outOfRange = await #expect(throws: PreferencesError.self) {
             try await provider.setValue(70000, forKey: "http.port")
         }
