@@ -2,6 +2,7 @@ import Configuration
 import Foundation
 import Preferences
 import PreferencesConfiguration
+import PreferencesEtcd
 import Testing
 
 /// Writes through the provider go where a read of the same key looks,
@@ -100,6 +101,21 @@ import Testing
         let entry = try #require(try await store.history().entries.last)
         #expect(entry.program == ProcessInfo.processInfo.processName)
         #expect(entry.changes["http.port"]?.new == 9090)
+    }
+
+    @Test(.enabled(if: TestEtcd.isInstalled, "needs etcd"))
+    func aWriteThroughEtcdIsReadByAnotherClientWhenItReturns() async throws {
+        let etcd = try await TestEtcd()
+        defer { etcd.stop() }
+        let store = try await PreferencesStore(etcd: etcd.configuration, key: "/prefs/writes")
+        try await store.edit { $0[raw: "window"] = ["width": 800, "height": 600] }
+        let provider = PreferencesProvider(store: store)
+        try await provider.setValue(1024, forKey: "window.width")
+        let read = try await prefs(
+            "--etcd", etcd.endpoint, "--key", "/prefs/writes", "get", "window", "--json")
+        #expect(read.output.contains("1024"), "\(read.output)")
+        let entry = try #require(try await store.history().entries.last)
+        #expect(entry.changes["window"]?.new == ["width": 1024, "height": 600])
     }
 
     @Test func aKeyAManifestDeclaresSecretStaysSecret() async throws {
