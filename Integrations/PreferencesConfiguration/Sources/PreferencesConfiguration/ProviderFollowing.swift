@@ -27,13 +27,10 @@ struct ProviderFollowing: Sendable {
     /// The store's last change when the provider was made.
     let startSequence: Int64
 
-    /// Runs until the task running it is cancelled.
+    /// Runs until the task running it is cancelled, or the store's change
+    /// feed ends.
     func run() async {
         await withDiscardingTaskGroup { group in
-            group.addTask {
-                // The current state first: the first read of the manifests.
-                for await _ in store.changes() { await refresh() }
-            }
             group.addTask {
                 while (try? await Task.sleep(for: refreshInterval)) != nil {
                     await refresh()
@@ -43,6 +40,10 @@ struct ProviderFollowing: Sendable {
             if logger.logLevel <= .debug {
                 group.addTask { await followOtherPrograms() }
             }
+            // The current state first: the first read of the manifests.
+            for await _ in store.changes() { await refresh() }
+            // Nothing more will change: the rest ends too.
+            group.cancelAll()
         }
     }
 
