@@ -73,7 +73,7 @@ public final class PreferencesProvider: Sendable {
     let metrics: ProviderMetrics
     /// Follows the store for the provider's lifetime: manifests, problems,
     /// other processes' changes, gauges.
-    private let following: Task<Void, Never>
+    let following: Task<Void, Never>
 
     /// A provider over `store`; it does no I/O.
     ///

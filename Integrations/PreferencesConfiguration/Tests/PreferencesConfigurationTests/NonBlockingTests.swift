@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import Preferences
+import Synchronization
 import Testing
 
 @testable import PreferencesConfiguration
@@ -103,5 +104,26 @@ import Testing
             try provider.value(forKey: "api.token", type: .string).value?.isSecret == true
         }
         #expect(try snapshot.value(forKey: "api.token", type: .string).value?.isSecret == false)
+    }
+
+    @Test func theProvidersBackgroundTaskEndsWhenTheStoreCloses() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await PreferencesStore(fileURL: directory.file("service.json"))
+        let provider = PreferencesProvider(store: store, refreshInterval: .milliseconds(20))
+        try await eventually("the provider's feeds to start") {
+            store.activity.feedSubscribers >= 2
+        }
+        // Awaiting a task's value cannot be cancelled: a task of its own
+        // awaits it, and the test waits for its flag, with a deadline.
+        let ended = Mutex(false)
+        let following = provider.following
+        Task.detached {
+            await following.value
+            ended.withLock { $0 = true }
+        }
+        await store.close()
+        try await eventually(
+            "the provider's background task to end after the store closed", within: .seconds(30)
+        ) { ended.withLock { $0 } }
     }
 }
