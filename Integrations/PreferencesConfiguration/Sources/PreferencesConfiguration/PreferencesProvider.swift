@@ -38,12 +38,12 @@ import Preferences
 /// store's manifests or its file declare secret comes out with
 /// `isSecret: true`, so access logs redact it.
 ///
-/// While it lives, the provider follows the store in a task of its own
-/// (the store watches its file, or etcd, meanwhile, as for any change
-/// feed): it reads the manifests again, logs the store's problems and other
-/// programs' changes to its `Logger`, and records its metrics (the
-/// Preferences article "Using Preferences with swift-configuration" lists
-/// both).
+/// While it lives, until the store is closed, the provider follows the
+/// store in a task of its own (the store watches its file, or etcd,
+/// meanwhile, as for any change feed): it reads the manifests again, logs
+/// the store's problems and other programs' changes to its `Logger`, and
+/// records its metrics (the Preferences article "Using Preferences with
+/// swift-configuration" lists both).
 ///
 /// ```swift
 /// let store = try await PreferencesStore(suite: "com.example.service")
@@ -91,7 +91,8 @@ public final class PreferencesProvider: Sendable {
     /// it appears and when it clears, and at debug level each change that
     /// another program made, and records the provider's metrics with
     /// `metrics` (the Preferences article "Using Preferences with
-    /// swift-configuration" lists both). It ends when the provider goes.
+    /// swift-configuration" lists both). It ends when the provider goes,
+    /// or when the store is closed.
     ///
     /// - Parameters:
     ///   - store: the store to read, on any backend.
