@@ -10,6 +10,8 @@ let package = Package(
     dependencies: [
         .package(name: "Preferences", path: "../.."),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.14.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.9.0"),
     ],
     targets: [
         .target(
@@ -17,6 +19,8 @@ let package = Package(
             dependencies: [
                 .product(name: "Preferences", package: "Preferences"),
                 .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
         // P13: reads through the provider beside InMemoryProvider, and a
@@ -38,6 +42,10 @@ let package = Package(
                 .product(name: "PreferencesEtcd", package: "Preferences"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ConfigurationTesting", package: "swift-configuration"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "prefs", package: "Preferences"),
             ]
         ),

@@ -147,9 +147,18 @@ public final class PreferencesStore: Sendable {
     }
 
     /// Treats `keys` as secrets in this process's writes, as declaring them
-    /// with `secret: true` does (for `prefs`, which learns them from the
-    /// manifests in force).
-    package func treatAsSecret(_ keys: Set<String>) {
+    /// with `secret: true` does, without publishing a manifest: from the
+    /// next write on, the store lists them as secret and its history records
+    /// that they changed, never their values (A3, <doc:ChangingSettingsSafely>).
+    /// For code that learns which keys are secret from elsewhere, such as
+    /// `prefs` from the manifests in force, or a configuration provider
+    /// given secret keys.
+    ///
+    /// ```swift
+    /// store.treatAsSecret(["db.password"])
+    /// try await store.edit { $0[raw: "db.password"] = "s3cret" }   // history: "db.password (secret)"
+    /// ```
+    public func treatAsSecret(_ keys: Set<String>) {
         guard !keys.isEmpty else { return }
         core.state.withLock { $0.secrets.formUnion(keys) }
     }

@@ -41,21 +41,26 @@ extension PreferenceValue {
         if case .string(let text) = self { text } else { nil }
     }
 
-    /// An integer, or a number with no fractional part, as an `Int` key reads it.
+    /// An integer, a number with no fractional part, or a bool (1 or 0),
+    /// as swift-configuration's JSON provider reads an `int`.
     fileprivate var intValue: Int? {
         switch self {
         case .int(let number): Int(exactly: number)
         case .double(let number): Int(exactly: number)
+        case .bool(let flag): flag ? 1 : 0
         default: nil
         }
     }
 
-    /// Any number, and the file format's spellings of the non-finite ones,
-    /// as a `Double` key reads it.
+    /// A number that a `Double` holds exactly (an integer above 2^53 that
+    /// it would round is refused), a bool (1 or 0), as swift-configuration's
+    /// JSON provider reads a `double`; and the store's spellings of the
+    /// non-finite numbers, which JSON cannot write.
     fileprivate var doubleValue: Double? {
         switch self {
-        case .int(let number): Double(number)
+        case .int(let number): Double(exactly: number)
         case .double(let number): number
+        case .bool(let flag): flag ? 1 : 0
         case .string("NaN"): .nan
         case .string("Infinity"): .infinity
         case .string("-Infinity"): -.infinity
@@ -63,8 +68,15 @@ extension PreferenceValue {
         }
     }
 
+    /// A bool, or a number (true unless zero), as swift-configuration's
+    /// JSON provider reads a `bool`.
     fileprivate var boolValue: Bool? {
-        if case .bool(let flag) = self { flag } else { nil }
+        switch self {
+        case .bool(let flag): flag
+        case .int(let number): number != 0
+        case .double(let number): number != 0
+        default: nil
+        }
     }
 
     /// The bytes of a stored `Data` value (its base64 text).

@@ -2,16 +2,15 @@ import Configuration
 import Preferences
 
 /// The store's values at one moment, read as swift-configuration reads a
-/// provider's snapshot.
+/// provider's snapshot: a value, which answers the same however the store
+/// and its manifests change afterwards.
 struct PreferencesConfigSnapshot: ConfigSnapshot {
     let providerName: String
     /// The stored values (temporary values in place), by key.
     let values: [String: PreferenceValue]
-    /// The keys the store lists as secret in this state.
-    let storedSecrets: Set<String>
-    /// Whether a key is secret by the provider's other sources (this
-    /// process's declarations, the manifests, the provider's creator).
-    let isDeclaredSecret: @Sendable (String) -> Bool
+    /// The keys secret when the snapshot was made: those the store listed,
+    /// this process declared, the manifests declared or the provider was given.
+    let secrets: Set<String>
     let lookup: KeyLookup
 
     func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
@@ -24,7 +23,7 @@ struct PreferencesConfigSnapshot: ConfigSnapshot {
     }
 
     private func isSecret(_ name: String) -> Bool {
-        storedSecrets.contains(name) || isDeclaredSecret(name)
+        secrets.contains(name)
     }
 }
 

@@ -1,6 +1,7 @@
 import Configuration
+import Logging
+import Metrics
 import Preferences
-import Synchronization
 
 /// A swift-configuration provider that reads a ``Preferences/PreferencesStore``:
 /// durable settings, changed by the service itself, by another process or
@@ -8,14 +9,16 @@ import Synchronization
 /// as soon as the store sees them.
 ///
 /// The provider reads the store it is given, on any backend (a file, memory,
-/// or etcd):
+/// or etcd), and never blocks its caller on a disk or a network:
 /// - ``value(forKey:type:)`` and ``snapshot()`` read the store's memory:
-///   synchronous, with no I/O;
-/// - ``fetchValue(forKey:type:)`` re-reads the backend first, so it returns
-///   the latest value even where a change has not reached this process yet;
+///   synchronous, with no I/O; a snapshot is a value;
+/// - ``fetchValue(forKey:type:)`` re-reads the backend and the published
+///   manifests first, awaiting both, so it returns the latest value even
+///   where a change has not reached this process yet;
 /// - ``watchValue(forKey:type:updatesHandler:)`` and
 ///   ``watchSnapshot(updatesHandler:)`` follow the store's change feeds: the
-///   current value first, then each change, whichever process made it.
+///   current value first, then each change, whichever process made it;
+/// - ``setValue(_:forKey:)`` writes where a read of the same key looks.
 ///
 /// A key's components joined with ``separator`` name the stored key
 /// (`http.port` reads the key `http.port`). When no such key is stored, a
@@ -24,56 +27,72 @@ import Synchronization
 /// `window`. Only stored values count: a store's registered defaults do not
 /// hide the providers after this one.
 ///
-/// Values keep their JSON types: `string`, `int`, `double` and `bool` read
-/// the stored scalar (an integer reads as a `double` too, and a number with
-/// no fractional part as an `int`), `bytes` reads a `Data` value's base64
-/// text, and the array types read JSON arrays of those. Any other stored
-/// value fails with ``PreferencesProviderError``, which reads as
+/// Values convert as swift-configuration's JSON provider converts them:
+/// `string`, `int`, `double` and `bool` read the stored scalar; an integer
+/// reads as a `double` when a `Double` holds it exactly, a number with no
+/// fractional part as an `int`, a bool as the number 1 or 0 and a number as
+/// a bool (true unless zero); `bytes` reads a `Data` value's base64 text,
+/// and the array types read JSON arrays of those. Any other stored value
+/// fails with ``PreferencesProviderError``, which reads as
 /// swift-configuration's own providers' conversion error. A key that the
 /// store's manifests or its file declare secret comes out with
 /// `isSecret: true`, so access logs redact it.
 ///
-/// The provider only reads; change values through ``store``, or with
-/// `prefs set` from a shell:
+/// While it lives, until the store is closed, the provider follows the
+/// store in a task of its own (the store watches its file, or etcd,
+/// meanwhile, as for any change feed): it reads the manifests again, logs
+/// the store's problems and other programs' changes to its `Logger`, and
+/// records its metrics (the Preferences article "Using Preferences with
+/// swift-configuration" lists both).
 ///
 /// ```swift
 /// let store = try await PreferencesStore(suite: "com.example.service")
-/// let config = ConfigReader(providers: [
-///     PreferencesProvider(store: store),
-///     EnvironmentVariablesProvider(),
-/// ])
+/// let provider = PreferencesProvider(store: store, logger: logger)
+/// let config = ConfigReader(providers: [provider, EnvironmentVariablesProvider()])
 /// let port = config.int(forKey: "http.port", default: 8080)
 /// try await config.watchInt(forKey: "http.workers", default: 4) { updates in
 ///     for await workers in updates { pool.resize(to: workers) }
 /// }
+/// try await provider.setValue(8, forKey: "http.workers")
 /// ```
 public final class PreferencesProvider: Sendable {
-    /// The store the provider reads; write through it to change what the
-    /// provider returns.
+    /// The store the provider reads and writes.
     public let store: PreferencesStore
 
     /// What joins a key's components into a stored key's name ("." by default).
     public let separator: String
 
     /// "PreferencesProvider[LOCATION]", where LOCATION is the store's file
-    /// path or etcd address.
+    /// path or etcd key.
     public let providerName: String
 
-    /// The secret keys that the manifests published beside the store
-    /// declare, with those given to the initializer.
-    private let declaredSecrets: Mutex<Set<String>>
+    /// The manifests published beside the store, as last read in the background.
+    let follower: ProviderFollower
+    let lookup: KeyLookup
+    let logger: Logger
+    let metrics: ProviderMetrics
+    /// Follows the store for the provider's lifetime: manifests, problems,
+    /// other processes' changes, gauges.
+    let following: Task<Void, Never>
 
-    /// Keys given to the initializer as secret.
-    private let givenSecrets: Set<String>
-
-    private let lookup: KeyLookup
-
-    /// A provider over `store`.
+    /// A provider over `store`; it does no I/O.
     ///
-    /// The initializer reads the key manifests published beside the store
-    /// once to learn which keys are secret (``fetchValue(forKey:type:)``
-    /// reads them again); the keys that this process declares secret, and
-    /// those the store lists as secret, are followed with every change.
+    /// Which keys are secret, and which types keys are declared with, come
+    /// from the key manifests published beside the store. The provider
+    /// reads them in the background, never on the caller's thread: first
+    /// as it starts, then after every change the store sees (its own watch
+    /// of its file, or of etcd) and every `refreshInterval`, and again in
+    /// ``fetchValue(forKey:type:)``. Until the first read completes, the
+    /// keys given here, those this process declares secret and those the
+    /// store lists as secret (every program that declares a secret lists
+    /// it in the store with its first write) are secret.
+    ///
+    /// The same task logs, to `logger`, each of the store's problems when
+    /// it appears and when it clears, and at debug level each change that
+    /// another program made, and records the provider's metrics with
+    /// `metrics` (the Preferences article "Using Preferences with
+    /// swift-configuration" lists both). It ends when the provider goes,
+    /// or when the store is closed.
     ///
     /// - Parameters:
     ///   - store: the store to read, on any backend.
@@ -81,53 +100,62 @@ public final class PreferencesProvider: Sendable {
     ///   - secretKeys: stored keys to treat as secret besides those the
     ///     store's manifests and file declare (for a store whose backend
     ///     publishes no manifests, such as memory).
-    public init(store: PreferencesStore, separator: String = ".", secretKeys: Set<String> = []) {
+    ///   - logger: where the provider logs; by default the process's
+    ///     logging system, under the label `PreferencesProvider`.
+    ///   - metrics: what makes the provider's metrics; by default the
+    ///     process's metrics system.
+    ///   - refreshInterval: how often the manifests and the registered
+    ///     replicas are read again when the store does not change.
+    public init(
+        store: PreferencesStore, separator: String = ".", secretKeys: Set<String> = [],
+        logger: Logger = Logger(label: "PreferencesProvider"),
+        metrics: any MetricsFactory = MetricsSystem.factory,
+        refreshInterval: Duration = .seconds(5)
+    ) {
         self.store = store
         self.separator = separator
         self.providerName = "PreferencesProvider[\(store.location)]"
-        self.givenSecrets = secretKeys
         self.lookup = KeyLookup(separator: separator)
-        self.declaredSecrets = Mutex(
-            secretKeys.union(Self.manifestSecrets(of: store.storage) ?? []))
-    }
-
-    /// The keys that the manifests published beside the store declare
-    /// secret, or nil when they cannot be read. A manifest that does not
-    /// parse declares nothing.
-    private static func manifestSecrets(of storage: any PreferencesStorage) -> Set<String>? {
-        guard let published = try? storage.manifests?.programManifests() ?? [:] else { return nil }
-        var secrets: Set<String> = []
-        for (program, bytes) in published {
-            guard
-                let manifest = try? PreferencesManifest(
-                    jsonText: String(decoding: bytes, as: UTF8.self), source: program)
-            else { continue }
-            for (key, entry) in manifest.entries where entry.secret {
-                secrets.insert(key)
-            }
+        var logger = logger
+        logger[metadataKey: "preferences.location"] = .string(store.location)
+        self.logger = logger
+        let follower = ProviderFollower(storage: store.storage, givenSecrets: secretKeys)
+        self.follower = follower
+        let metrics = ProviderMetrics(
+            factory: metrics, location: store.location,
+            conflictsSoFar: store.activity.retriedWriteConflicts)
+        self.metrics = metrics
+        // Other programs' changes are logged from those after this one.
+        let sequence = store.snapshot.sequence
+        self.following = Task.detached { [store] in
+            await ProviderFollowing(
+                store: store, follower: follower, logger: logger, metrics: metrics,
+                refreshInterval: refreshInterval, startSequence: sequence
+            ).run()
         }
-        return secrets
     }
 
-    /// Reads the published manifests again; keeps what was known when they
-    /// cannot be read.
-    private func refreshDeclaredSecrets() {
-        guard let secrets = Self.manifestSecrets(of: store.storage) else { return }
-        let all = secrets.union(givenSecrets)
-        declaredSecrets.withLock { $0 = all }
+    deinit {
+        following.cancel()
     }
 
     /// Whether `name` is secret by this process's declarations, the
-    /// manifests or the initializer (a snapshot adds the keys it lists).
-    func isDeclaredSecret(_ name: String) -> Bool {
-        store.isSecret(name) || declaredSecrets.withLock { $0.contains(name) }
+    /// store's document, the manifests or the initializer, now.
+    func isSecret(_ name: String) -> Bool {
+        store.isSecret(name) || follower.declaresSecret(name)
     }
 
-    /// `state` as a configuration snapshot.
+    /// Every key secret now, by any of the sources ``isSecret(_:)`` asks.
+    func secretKeys(besides state: PreferencesSnapshot) -> Set<String> {
+        state.secretKeys.union(store.secretKeys).union(follower.current.secrets)
+    }
+
+    /// `state` as a configuration snapshot: a value, whose secret keys are
+    /// those known as it is made.
     func snapshot(of state: PreferencesSnapshot) -> PreferencesConfigSnapshot {
         PreferencesConfigSnapshot(
-            providerName: providerName, values: state.values, storedSecrets: state.secretKeys,
-            isDeclaredSecret: { [self] in self.isDeclaredSecret($0) }, lookup: lookup)
+            providerName: providerName, values: state.values,
+            secrets: secretKeys(besides: state), lookup: lookup)
     }
 }
 
@@ -137,12 +165,11 @@ extension PreferencesProvider: ConfigProvider {
     /// - Throws: ``PreferencesProviderError`` when the stored value is not of `type`.
     public func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
         // One key by name, without copying the store's whole snapshot.
-        try lookup.result(
-            key, type: type, read: store.storedValue(forKey:), isSecret: isDeclaredSecret)
+        try lookup.result(key, type: type, read: store.storedValue(forKey:), isSecret: isSecret)
     }
 
-    /// Re-reads the backend (and the published manifests), then returns
-    /// the value stored for `key`.
+    /// Re-reads the backend and the published manifests, awaiting each
+    /// read, then returns the value stored for `key`.
     ///
     /// - Throws: the backend's error when it cannot be read, or
     ///   ``PreferencesProviderError`` when the stored value is not of `type`.
@@ -151,7 +178,7 @@ extension PreferencesProvider: ConfigProvider {
         -> LookupResult
     {
         try await store.reload()
-        refreshDeclaredSecrets()
+        await follower.refresh()
         return try value(forKey: key, type: type)
     }
 
@@ -171,9 +198,19 @@ extension PreferencesProvider: ConfigProvider {
                 _ updates: ConfigUpdatesAsyncSequence<Result<LookupResult, any Error>, Never>
             ) async throws -> Return
     ) async throws -> Return {
+        let logger = self.logger
         let updates = ValueUpdates(
             snapshots: store.changes(), key: key, type: type,
-            snapshot: { [self] state in self.snapshot(of: state) })
+            snapshot: { [self] state in self.snapshot(of: state) },
+            onMismatch: { error in
+                // The error names the key and the types, never the value.
+                logger.warning(
+                    "\(error)",
+                    metadata: [
+                        "preferences.key": .string(key.description),
+                        "preferences.type": .string("\(type)"),
+                    ])
+            })
         return try await updatesHandler(ConfigUpdatesAsyncSequence(updates))
     }
 

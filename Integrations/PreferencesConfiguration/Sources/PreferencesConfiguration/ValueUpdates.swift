@@ -12,6 +12,8 @@ struct ValueUpdates: AsyncSequence, Sendable {
     let key: AbsoluteConfigKey
     let type: ConfigType
     let snapshot: @Sendable (PreferencesSnapshot) -> PreferencesConfigSnapshot
+    /// Told of each stored value met that is not of ``type``.
+    var onMismatch: @Sendable (any Error) -> Void = { _ in }
 
     struct AsyncIterator: AsyncIteratorProtocol {
         var upstream: AsyncStream<PreferencesSnapshot>.AsyncIterator
@@ -42,6 +44,7 @@ struct ValueUpdates: AsyncSequence, Sendable {
             do {
                 return .success(try snapshot.value(forKey: updates.key, type: updates.type))
             } catch {
+                updates.onMismatch(error)
                 return .failure(error)
             }
         }

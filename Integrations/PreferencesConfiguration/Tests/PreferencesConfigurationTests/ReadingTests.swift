@@ -99,8 +99,10 @@ private struct ServiceSettings: PreferencesRecord {
         }
         #expect(!store.isSecret("api.token"))
         let provider = PreferencesProvider(store: store)
-        let token = try provider.value(forKey: ["api", "token"], type: .string).value
-        #expect(token?.isSecret == true)
+        // The provider reads the manifests in the background as it starts.
+        try await eventually("the provider's first read of the manifests") {
+            try provider.value(forKey: ["api", "token"], type: .string).value?.isSecret == true
+        }
         #expect(
             try provider.value(forKey: ["log", "level"], type: .string).value?.isSecret == false)
     }

@@ -56,10 +56,17 @@ import Testing
     @Test func fetchValueReadsAChangeTheStoreHasNotNoticed() async throws {
         let directory = try TemporaryDirectory()
         let file = directory.file("service.json")
-        // Without live reads, the store sees another process's write when it re-reads.
-        let store = try await PreferencesStore(fileURL: file, liveReads: false)
+        // On a backend that cannot watch, the store sees another process's
+        // write only when it re-reads.
+        let store = try await PreferencesStore(
+            storage: GatedStorage(fileURL: file, watches: false), liveReads: false)
         try await store.edit { $0[raw: "http.workers"] = 4 }
         let provider = PreferencesProvider(store: store)
+        // A feed re-reads the store as it starts: the provider's own two
+        // start before the other process writes.
+        try await eventually("the provider's feeds to start") {
+            store.activity.feedSubscribers >= 2
+        }
         try await withDeadline(.seconds(60)) { progress in
             progress.waiting(for: "`prefs set http.workers 8` to end")
             try await prefs("--file", file.path, "set", "http.workers", "8")

@@ -34,8 +34,11 @@ extension StoreCore {
     func retryingLostWrites<Value>(_ operation: String, _ attempt: () throws -> Value?) throws
         -> Value
     {
-        for _ in 0..<storage.tuning.maxWriteAttempts {
+        let attempts = storage.tuning.maxWriteAttempts
+        for number in 1...max(attempts, 1) {
             if let value = try attempt() { return value }
+            // Counted for ``PreferencesStore/activity`` when another attempt follows.
+            if number < attempts { state.withLock { $0.retriedWriteConflicts += 1 } }
         }
         throw PreferencesError.io(
             operation: operation, path: storage.location, code: 0,

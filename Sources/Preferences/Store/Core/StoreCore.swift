@@ -51,6 +51,9 @@ final class StoreCore: Sendable {
         /// <doc:ChangingSettingsSafely>); every write adds them to the
         /// document's.
         var secrets: Set<String> = []
+        /// Writes that lost their compare-and-swap and were tried again,
+        /// since the core was made (``PreferencesStore/activity``).
+        var retriedWriteConflicts = 0
     }
 
     /// What reads see, and where it came from.
