@@ -59,6 +59,10 @@ final class FileWatcher: StorageWatch {
     private let onChange: @Sendable () -> Void
     private var queue: DispatchQueue { Self.queue }
     private let running = Locked(Running())
+    /// Held while a callback runs, and taken by ``cancel()`` to mark the
+    /// watch cancelled: no callback is under way once `cancel()` returns,
+    /// and none starts after. Recursive, so a callback may cancel.
+    private let delivering = RecursiveLock()
     /// Sources not yet through their cancel handlers (which close descriptors).
     private let open = DispatchGroup()
 
@@ -149,8 +153,8 @@ final class FileWatcher: StorageWatch {
     /// Stops the watch. It returns at once; the descriptors it owns are
     /// closed moments later, once Dispatch has let go of them (``released()``).
     func cancel() {
+        delivering.withLock { running.withLock { $0.cancelled = true } }
         let sources = running.withLock { running in
-            running.cancelled = true
             running.onHub = false
             running.poll = nil
             defer { running.sources = [] }
@@ -207,7 +211,7 @@ final class FileWatcher: StorageWatch {
     // MARK: Callbacks
 
     private func changedNow() {
-        if !isCancelled { onChange() }
+        delivering.withLock { if !isCancelled { onChange() } }
     }
 
     /// Calls back now, and drops a pending ``changedSoon()``: this callback
