@@ -87,4 +87,37 @@ import Testing
         #expect(try storedInteger("a", in: home.file("svc/svc.json")) == 2)
         #expect(try permissions(home.file("svc/svc.json")) == 0o600)
     }
+
+    /// Root publishing a manifest (a program run as root that declares
+    /// keys) into a directory that a service's user owns, after that user
+    /// made the manifests folder, or its `versions` folder, a link to a
+    /// folder of root's: nothing is written there, and the store lists why.
+    @Test(
+        .enabled(if: canSwitchUser, "needs root and setpriv to plant links as another user"),
+        arguments: ["svc.keys.d", "svc.keys.d/versions"])
+    func publishingNeverEntersAManifestsFolderAnotherUserLinked(name: String) async throws {
+        let system = try SystemHome(owner: nobodyUser)
+        let made = try await system.prefs(["set", "greeting", "hello"], as: nobodyUser)
+        #expect(made.status == 0, "\(made.standardError)")
+        if name.hasSuffix("/versions") {
+            let folder = try await ChildCommand(
+                program: "/bin/mkdir", [system.beside("svc.keys.d").path], user: nobodyUser
+            ).run()
+            #expect(folder.status == 0, "\(folder.standardError)")
+        }
+        let victims = try TemporaryDirectory()
+        chmod(victims.path, 0o700)
+        let link = try await ChildCommand(
+            program: "/bin/ln", ["-s", victims.path, system.beside(name).path], user: nobodyUser
+        ).run()
+        #expect(link.status == 0, "\(link.standardError)")
+
+        let store = try await PreferencesStore(
+            storage: FileStorage(fileURL: system.store), declaring: [PreferenceKeys.language],
+            liveReads: false)
+        let problems = store.problems.map(\.message).joined(separator: "; ")
+        #expect(problems.contains(system.beside(name).path), "\(problems)")
+        #expect(problems.contains("nobody"), "\(problems)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: victims.path).isEmpty)
+    }
 }

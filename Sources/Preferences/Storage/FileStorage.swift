@@ -46,12 +46,13 @@
 ///   system's server stamps with a clock close to this machine's. The stamp
 ///   recorded after a write comes from the written file's own descriptor.
 /// - A symlinked file is followed: the target is replaced and the link
-///   stays. In a directory that others can write (o+w or g+w), a link is
-///   followed only when it belongs to the caller or to the directory's owner
-///   (the kernel's `protected_symlinks` rule, applied by the store, S19);
-///   otherwise every call fails with `.io` (`EACCES`) naming the link and
-///   its owner, before anything is read or created. The lock file and
-///   temporary files are never followed (`O_NOFOLLOW`).
+///   stays. Another user's link in another user's directory is never
+///   followed, nor, in a directory that others can write (o+w or g+w), a
+///   link of neither the caller nor the directory's owner (the kernel's
+///   `protected_symlinks` rule, applied by the store, S19); such a link
+///   fails every call with `.io` (`EACCES`) naming the link and its owner,
+///   before anything is read or created. The lock file, the history archive
+///   and temporary files are never followed (`O_NOFOLLOW`).
 /// - A missing file reads as nothing stored; a missing parent directory is
 ///   created, mode 0700, on the first write — except the system scope's
 ///   directory, which is never created (<doc:ServiceSettings>).
