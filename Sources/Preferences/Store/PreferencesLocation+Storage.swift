@@ -45,9 +45,13 @@ extension PreferencesLocation {
             message: systemDirectoryAdvice(directory, suite: suite))
     }
 
+    /// systemd's `StateDirectory=` is named only for the directory it
+    /// makes: `/var/lib/prefs/NAME`, not one `PREFS_SYSTEM_HOME` moved.
     private static func systemDirectoryAdvice(_ directory: String, suite: String) -> String {
-        "it does not exist, and the system scope's store never creates it; create it for the "
-            + "service's user: StateDirectory=prefs/\(suite) in its systemd unit, or "
-            + "install -d -m 0700 -o USER -g GROUP \(directory)"
+        let systemd =
+            directory == "/var/lib/prefs/" + suite
+            ? "StateDirectory=prefs/\(suite) in its systemd unit, or " : ""
+        return "it does not exist, and the system scope's store never creates it; create it for "
+            + "the service's user: \(systemd)install -d -m 0700 -o USER -g GROUP \(directory)"
     }
 }
