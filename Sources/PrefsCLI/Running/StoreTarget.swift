@@ -74,7 +74,7 @@ struct StoreTarget: Sendable {
     }
 
     /// `--file` made absolute, else the suite's file in its scope
-    /// (`--system`, <doc:ServiceSettings> in the library's documentation).
+    /// (`--system`: Sources/Preferences/Preferences.docc/ServiceSettings.md).
     /// The system scope's directory must exist, except to print its path.
     private static func file(
         _ global: ParsedOptions<GlobalOptions>, _ environment: [String: String],
