@@ -36,14 +36,14 @@ import Testing
         }
         // The mismatch is an error, not an absent key (which would let the
         // providers behind answer), and the watch goes on after it.
-        #expect(
-            seen == [
-                .value(.int(8080)),
-                .failed(
-                    "Config value for key 'http.port' failed to convert to type int."
-                        + " The store holds a string."),
-                .value(.int(9090)),
-            ])
+        let expected: [Update] = [
+            .value(.int(8080)),
+            .failed(
+                "Config value for key 'http.port' failed to convert to type int."
+                    + " The store holds a string."),
+            .value(.int(9090)),
+        ]
+        #expect(seen == expected)
         let warnings = handler.entries.filter { $0.metadata["preferences.type"] == "int" }
         #expect(warnings.count == 1, "\(LoggingTests.lines(handler))")
         #expect(warnings.first?.level == .warning)

@@ -48,8 +48,12 @@ import Testing
     }
 
     /// The two keys' values in one snapshot (nil: absent).
-    struct Values: Equatable, Sendable {
+    struct Values: Equatable, Sendable, CustomStringConvertible {
         var workers: ConfigContent?
         var level: ConfigContent?
+
+        var description: String {
+            [workers, level].map { $0.map { "\($0)" } ?? "absent" }.joined(separator: " ")
+        }
     }
 }
