@@ -82,12 +82,7 @@ import Testing
         // but fetchValue reads the manifests again.
         let provider = PreferencesProvider(
             store: store, metrics: metrics, refreshInterval: .seconds(3600))
-        // The provider samples the store's activity once its first read of
-        // the manifests is over.
-        try await eventually("the provider's first read of the manifests") {
-            (try? metrics.expectGauge(
-                MetricsTests.name("feed_subscribers"), [("store", store.location)])) != nil
-        }
+        try await firstManifestRead(of: store, recordedIn: metrics)
         try FileStorage(fileURL: file).manifests!.publish(
             Array(Self.tokenManifest.jsonText.utf8), program: "billing")
         #expect(

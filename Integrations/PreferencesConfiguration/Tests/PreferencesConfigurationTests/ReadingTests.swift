@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import MetricsTestKit
 import Preferences
 import PreferencesConfiguration
 import Testing
@@ -98,11 +99,12 @@ private struct ServiceSettings: PreferencesRecord {
             $0[raw: "log.level"] = "debug"
         }
         #expect(!store.isSecret("api.token"))
-        let provider = PreferencesProvider(store: store)
+        let metrics = TestMetrics()
+        let provider = PreferencesProvider(store: store, metrics: metrics)
         // The provider reads the manifests in the background as it starts.
-        try await eventually("the provider's first read of the manifests") {
-            try provider.value(forKey: ["api", "token"], type: .string).value?.isSecret == true
-        }
+        try await firstManifestRead(of: store, recordedIn: metrics)
+        #expect(
+            try provider.value(forKey: ["api", "token"], type: .string).value?.isSecret == true)
         #expect(
             try provider.value(forKey: ["log", "level"], type: .string).value?.isSecret == false)
     }
