@@ -116,9 +116,11 @@ skipped_in() {
     grep -E '^[^ ]+ (Test|Suite) ' "$1" | grep -E ' skipped(: |$)' || true
 }
 
-# The issues a log records: "TEST() recorded an issue at FILE:LINE:COLUMN: WHAT".
+# The issues a log records: "TEST() recorded an issue at FILE:LINE:COLUMN: WHAT"
+# (a parameterized test's: "… recorded an issue with 1 argument NAME → VALUE at …").
 issues_in() {
-    grep -E '^[^ ]+ Test [^ ]+\) recorded an issue at ' "$1" | sed -E 's/^[^ ]+ Test //' || true
+    grep -E '^[^ ]+ Test [^ ]+\) recorded an issue (with [0-9]+ arguments? .* )?at ' "$1" |
+        sed -E 's/^[^ ]+ Test //' || true
 }
 
 filters=()
@@ -174,9 +176,9 @@ for patch in "${patches[@]}"; do
         assertions=$(grep -E ': (Expectation|Requirement) failed' <<<"$issues" || true)
         if [[ -n $assertions ]]; then
             outcome="killed"
-            killers=$(sed -E 's/\([^)]*\) recorded an issue at .*$//' <<<"$assertions" | sort -u |
+            killers=$(sed -E 's/\([^)]*\) recorded an issue .*$//' <<<"$assertions" | sort -u |
                 paste -sd, - | sed 's/,/, /g')
-            line=$(head -n 1 <<<"$assertions" | sed -E 's/^[^ ]+\([^)]*\) recorded an issue at //')
+            line=$(head -n 1 <<<"$assertions" | grep -oE '[A-Za-z0-9_+]+\.swift:[0-9]+:[0-9]+: .*' || true)
             killed=$((killed + 1))
             if [[ -n $(skipped_in "$log") ]]; then
                 outcome="killed; SKIPPED some of its tests"
