@@ -7,7 +7,10 @@
 #                                     120 s of fuzzing per target, the test
 #                                     suite under ThreadSanitizer, and every
 #                                     deliberate bug in scripts/mutants/
-#                                     (scripts/mutants.sh)
+#                                     (scripts/mutants.sh) and in
+#                                     scripts/mutants/integration/, the
+#                                     swift-configuration integration's
+#                                     (scripts/integration-mutants.sh)
 #   scripts/reliability.sh --quick    CI: 100 kills, multi-process, faults,
 #                                     30 s of fuzzing per target
 #   scripts/reliability.sh --under-load
@@ -178,8 +181,22 @@ if [[ $mutants == yes ]]; then
         status=1
     fi
     killed=$(grep -c '^mutants: .*: killed by' "$log/mutants.log" || true)
-    total=$(find scripts/mutants -name '*.patch' | wc -l)
+    total=$(find scripts/mutants -maxdepth 1 -name '*.patch' | wc -l)
     summary+=("mutants: $killed of $total killed, $result in $(elapsed "$start") (table: $log/mutants.log)")
+
+    # The swift-configuration integration's mutants: a package of its own,
+    # built in a work tree of its own (a kill is an assertion of a named
+    # test; a timeout or a crash is not).
+    start=$(date +%s)
+    if scripts/integration-mutants.sh >"$log/integration-mutants.log" 2>&1; then
+        result=passed
+    else
+        result=FAILED
+        status=1
+    fi
+    killed=$(grep -c '^integration-mutants: .*: killed' "$log/integration-mutants.log" || true)
+    total=$(find scripts/mutants/integration -name '*.patch' | wc -l)
+    summary+=("integration mutants: $killed of $total killed, $result in $(elapsed "$start") (table: $log/integration-mutants.log)")
 fi
 
 echo

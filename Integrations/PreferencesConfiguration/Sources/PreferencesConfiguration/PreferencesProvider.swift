@@ -189,7 +189,11 @@ extension PreferencesProvider: ConfigProvider {
     /// process before the write returns, those of other processes (another
     /// instance, `prefs set`, another etcd client) as soon as the store
     /// notices them. A change to other keys yields nothing; a slow consumer
-    /// skips to the latest value.
+    /// skips to the latest value. A stored value that is not of `type`
+    /// yields ``PreferencesProviderError`` (and a warning in the log), and
+    /// the store's file deleted yields no value; the watch goes on after
+    /// either. Returning from `updatesHandler`, or cancelling its task,
+    /// ends the subscription to the store's feed.
     nonisolated(nonsending) public func watchValue<Return: ~Copyable>(
         forKey key: AbsoluteConfigKey,
         type: ConfigType,
@@ -220,7 +224,9 @@ extension PreferencesProvider: ConfigProvider {
     }
 
     /// Calls `updatesHandler` with the store's state now, then with each
-    /// new state, until the handler returns.
+    /// new state, in order, until the handler returns (or its task is
+    /// cancelled). The store's file deleted yields a snapshot with no
+    /// values; a slow consumer skips to the latest state.
     nonisolated(nonsending) public func watchSnapshot<Return: ~Copyable>(
         updatesHandler:
             nonisolated(nonsending) (

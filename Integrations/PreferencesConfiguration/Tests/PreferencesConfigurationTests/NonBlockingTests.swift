@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import MetricsTestKit
 import Preferences
 import Synchronization
 import Testing
@@ -69,6 +70,31 @@ import Testing
         #expect(
             try provider.snapshot().value(forKey: "api.token", type: .string).value?.isSecret
                 == true)
+    }
+
+    @Test func fetchValueReadsAManifestPublishedAfterTheProviderWasMade() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("service.json")
+        let store = try await PreferencesStore(fileURL: file)
+        try await store.edit { $0[raw: "api.token"] = "hunter2" }
+        let metrics = TestMetrics()
+        // No refresh by the clock, and the store does not change: nothing
+        // but fetchValue reads the manifests again.
+        let provider = PreferencesProvider(
+            store: store, metrics: metrics, refreshInterval: .seconds(3600))
+        try await firstManifestRead(of: store, recordedIn: metrics)
+        try FileStorage(fileURL: file).manifests!.publish(
+            Array(Self.tokenManifest.jsonText.utf8), program: "billing")
+        #expect(
+            try provider.value(forKey: "api.token", type: .string).value?.isSecret == false,
+            "the manifest is not read yet")
+
+        let fetched = try #require(
+            try await provider.fetchValue(forKey: "api.token", type: .string).value)
+        #expect(fetched.isSecret)
+        #expect("\(fetched)" == "[string: <REDACTED>]")
+        // What the fetch read is kept for later reads.
+        #expect(try provider.value(forKey: "api.token", type: .string).value?.isSecret == true)
     }
 
     @Test func aSecretDeclaredWhileTheStoreIsQuietIsFollowedByTheClock() async throws {

@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import MetricsTestKit
 import Preferences
 import PreferencesConfiguration
 import Testing
@@ -98,11 +99,12 @@ private struct ServiceSettings: PreferencesRecord {
             $0[raw: "log.level"] = "debug"
         }
         #expect(!store.isSecret("api.token"))
-        let provider = PreferencesProvider(store: store)
+        let metrics = TestMetrics()
+        let provider = PreferencesProvider(store: store, metrics: metrics)
         // The provider reads the manifests in the background as it starts.
-        try await eventually("the provider's first read of the manifests") {
-            try provider.value(forKey: ["api", "token"], type: .string).value?.isSecret == true
-        }
+        try await firstManifestRead(of: store, recordedIn: metrics)
+        #expect(
+            try provider.value(forKey: ["api", "token"], type: .string).value?.isSecret == true)
         #expect(
             try provider.value(forKey: ["log", "level"], type: .string).value?.isSecret == false)
     }
@@ -158,11 +160,19 @@ private struct ServiceSettings: PreferencesRecord {
         let directory = try TemporaryDirectory()
         let store = try await PreferencesStore(fileURL: directory.file("service.json"))
         try await store.record(ServiceSettings.self).update { $0.window.width = 1024 }
-        let config = ConfigReader(provider: PreferencesProvider(store: store))
+        let provider = PreferencesProvider(store: store)
+        // A provider behind it answers only for keys this one finds absent.
+        let config = ConfigReader(providers: [
+            provider, InMemoryProvider(values: ["window.depth": 7, "window.width.inches": 9]),
+        ])
         #expect(config.int(forKey: "window.width") == 1024)
         #expect(config.int(forKey: "window.height") == 600)
-        #expect(config.int(forKey: "window.depth") == nil)
-        #expect(config.int(forKey: "window.width.inches") == nil)
+        // A field the object lacks, and a field of a field that is no
+        // object, are absent: no value and no error.
+        #expect(try provider.value(forKey: "window.depth", type: .int).value == nil)
+        #expect(try provider.value(forKey: "window.width.inches", type: .int).value == nil)
+        #expect(config.int(forKey: "window.depth") == 7)
+        #expect(config.int(forKey: "window.width.inches") == 9)
         // A key stored under the whole dotted name comes first.
         try await store.edit { $0[raw: "window.width"] = 640 }
         #expect(config.int(forKey: "window.width") == 640)
@@ -181,10 +191,22 @@ private struct ServiceSettings: PreferencesRecord {
         try await store.edit {
             $0[raw: "http_port"] = 8080
             $0[raw: "http.port"] = 1
+            $0[raw: "log.level"] = "debug"
         }
-        let config = ConfigReader(provider: PreferencesProvider(store: store, separator: "_"))
+        let provider = PreferencesProvider(store: store, separator: "_")
+        let port = try provider.value(forKey: "http.port", type: .int)
+        #expect(port.encodedKey == "http_port")
+        #expect(port.value?.content == .int(8080))
+        // A key stored under its dotted name alone is not read: it is
+        // absent, so the provider behind answers.
+        let level = try provider.value(forKey: "log.level", type: .string)
+        #expect(level.encodedKey == "log_level")
+        #expect(level.value == nil)
+        let config = ConfigReader(providers: [
+            provider, InMemoryProvider(values: ["log.level": "info"]),
+        ])
         #expect(config.int(forKey: "http.port") == 8080)
-        #expect(config.string(forKey: "http.port", default: "") == "")
+        #expect(config.string(forKey: "log.level") == "info")
     }
 
     @Test func typesMapAsDocumented() async throws {
@@ -198,7 +220,11 @@ private struct ServiceSettings: PreferencesRecord {
             $0[raw: "empty"] = []
             $0[raw: "nothing"] = .null
         }
-        let config = ConfigReader(provider: PreferencesProvider(store: store))
+        let provider = PreferencesProvider(store: store)
+        // A stored null is absent: the provider behind answers.
+        let config = ConfigReader(providers: [
+            provider, InMemoryProvider(values: ["nothing": "from the next provider"]),
+        ])
         #expect(config.int(forKey: "count") == 3)
         #expect(config.double(forKey: "ratio") == 3.0)
         #expect(config.int(forKey: "whole") == 3)
@@ -206,7 +232,8 @@ private struct ServiceSettings: PreferencesRecord {
         #expect(config.string(forKey: "key") == token.base64EncodedString())
         #expect(config.intArray(forKey: "empty") == [])
         #expect(config.stringArray(forKey: "empty") == [])
-        #expect(config.string(forKey: "nothing", default: "default") == "default")
+        #expect(try provider.value(forKey: "nothing", type: .string).value == nil)
+        #expect(config.string(forKey: "nothing") == "from the next provider")
     }
 
     @Test func theProviderIsNamedAfterTheStoresLocation() async throws {

@@ -1,10 +1,9 @@
 import Configuration
 import Foundation
 import Preferences
+import PreferencesConfiguration
 import PreferencesEtcd
 import Testing
-
-@testable import PreferencesConfiguration
 
 /// Changes made by an operator's `prefs set`, in another process, reach a
 /// service's `ConfigReader` watch.
@@ -35,22 +34,31 @@ import Testing
     @Test func aWatchYieldsOnlyWhenItsKeysValueChanges() async throws {
         let directory = try TemporaryDirectory()
         let store = try await PreferencesStore(fileURL: directory.file("service.json"))
+        try await store.edit { $0[raw: "http.workers"] = 4 }
         let provider = PreferencesProvider(store: store)
-        // The states a feed delivers, fed by hand so none is coalesced.
-        let (states, feed) = AsyncStream<PreferencesSnapshot>.makeStream()
-        for values: [String: PreferenceValue] in [
-            ["http.workers": 4], ["http.workers": 4, "log.level": "debug"], ["http.workers": 8],
-            [:],
-        ] {
-            feed.yield(PreferencesSnapshot(values: values))
+        let seen = try await withDeadline(.seconds(30)) { progress in
+            try await provider.watchValue(forKey: "http.workers", type: .int) { updates in
+                var iterator = updates.makeAsyncIterator()
+                var seen: [Update] = []
+                progress.waiting(for: "the watch's first value")
+                seen.append(Update(try await iterator.next()))
+                // A write in this process reaches the feed before it returns.
+                try await store.edit { $0[raw: "http.workers"] = 8 }
+                progress.waiting(for: "the watch to yield 8 (seen: \(seen))")
+                seen.append(Update(try await iterator.next()))
+                try await store.edit { $0.remove("http.workers") }
+                progress.waiting(for: "the watch to yield the removal (seen: \(seen))")
+                seen.append(Update(try await iterator.next()))
+                // A change of another key, then the end of the store's feeds:
+                // the watch must end without yielding for that change.
+                try await store.edit { $0[raw: "log.level"] = "debug" }
+                await store.close()
+                progress.waiting(for: "the watch to end once the store closed (seen: \(seen))")
+                seen.append(Update(try await iterator.next()))
+                return seen
+            }
         }
-        feed.finish()
-        let updates = ValueUpdates(
-            snapshots: states, key: ["http", "workers"], type: .int,
-            snapshot: { provider.snapshot(of: $0) })
-        var seen: [ConfigContent?] = []
-        for await update in updates { seen.append(try update.get().value?.content) }
-        #expect(seen == [.int(4), .int(8), nil])
+        #expect(seen == [.value(.int(4)), .value(.int(8)), .absent, .ended])
     }
 
     @Test func fetchValueReadsAChangeTheStoreHasNotNoticed() async throws {
