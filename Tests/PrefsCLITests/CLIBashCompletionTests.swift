@@ -44,7 +44,7 @@ struct CLIBashCompletionTests {
             offered
                 == [
                     "--defaults", "--etcd", "--etcd-password-file", "--file", "--help", "--json",
-                    "--key", "--long", "--manifest", "--reveal", "--suite",
+                    "--key", "--long", "--manifest", "--reveal", "--suite", "--system",
                 ])
         // Before a command, --version too; the scripts' own --list never.
         let first = try await workspace.complete(["prefs", "--"])

@@ -94,11 +94,15 @@ import Testing
         for variable in [
             "PREFS_HOME", "XDG_CONFIG_HOME", "HOME", "PREFS_MANIFEST", "PREFS_ETCD_ENDPOINTS",
             "PREFS_ETCD_USER", "PREFS_ETCD_PASSWORD", "VISUAL, EDITOR", "TMPDIR", "SUDO_USER",
+            "PREFS_SYSTEM_HOME",
         ] {
             #expect(
                 Self.has(variable, in: text, section: "ENVIRONMENT"), "\(variable) is not described"
             )
         }
+        #expect(
+            Self.has("/var/lib/prefs/NAME/NAME.json", in: text, section: "FILES"),
+            "the system scope's file is not listed")
         let flat = Self.flattened(text)
         for step in ["get", "set", "log", "revert", "watch"] {
             #expect(flat.contains("prefs --suite com.example.app \(step) "), "no \(step) example")

@@ -18,7 +18,7 @@ extension Platform {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
         if descriptor < 0 {
             if errno == ENOENT { return nil }
-            throw ioError("open", path)
+            throw openError("open", path, code: errno)
         }
         defer { close(descriptor) }
         let stamp = try fileStamp(descriptor: descriptor, path: path)
@@ -71,7 +71,7 @@ extension Platform {
                 }
             }
         }
-        if descriptor < 0 { throw ioError("open", path) }
+        if descriptor < 0 { throw openError("open", path, code: errno) }
         defer { close(descriptor) }
         if let length { try truncate(descriptor, to: length, path: path) }
         try writeAll(descriptor, bytes, path: path)

@@ -22,7 +22,7 @@ extension Platform {
     ) throws -> Int32 {
         let absent = DiskRecorder.isOn && (try? itemExists(path)) == false
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        if descriptor < 0 { throw ioError("open lock file", path) }
+        if descriptor < 0 { throw openError("open lock file", path, code: errno) }
         if absent { recordCall(descriptor, fallback: path) { .create(path: $0, mode: 0o600) } }
         if let owner, geteuid() == 0, let info = try? fileStamp(descriptor: descriptor, path: path),
             info.uid != owner.uid || info.gid != owner.gid

@@ -56,7 +56,7 @@ extension Platform {
     /// process.
     static func rewriteLockedFile(_ path: String, bytes: [UInt8]) throws {
         let descriptor = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
-        if descriptor < 0 { throw ioError("open", path) }
+        if descriptor < 0 { throw openError("open", path, code: errno) }
         defer { close(descriptor) }
         var offset = 0
         while offset < bytes.count {
@@ -86,16 +86,48 @@ extension Platform {
         close(descriptor)
     }
 
-    /// Whether a process holds the lock on `path`; when nobody does (its
-    /// process ended without closing), removes the file and returns false.
-    /// A file that is gone is not held.
-    static func isHeldElseRemove(_ path: String) -> Bool {
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        if descriptor < 0 { return false }
-        defer { close(descriptor) }
-        if flock(descriptor, LOCK_EX | LOCK_NB) != 0 { return errno == EWOULDBLOCK }
-        unlinkQuietly(path)
-        return false
+    /// The registration files in `directory` (names ending in `.json`, not
+    /// starting with a dot) that a live process holds locked; a file nobody
+    /// holds (its process ended without closing) is removed on the way.
+    ///
+    /// The directory is opened once, without following a final link, and
+    /// every file is opened and removed relative to that descriptor
+    /// (`openat`, `unlinkat`, never following a link): a folder swapped for
+    /// a link meanwhile cannot steer the removal elsewhere (S19,
+    /// <doc:StoreGuarantees>). The caller checks a link at `directory`
+    /// first and passes its target.
+    ///
+    /// - Throws: ``PreferencesError/io(operation:path:code:message:)``,
+    ///   with `ENOENT` when there is no directory.
+    static func heldRegistrations(in directory: String) throws -> [String] {
+        let folder = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if folder < 0 { throw openError("open directory", directory, code: errno) }
+        defer { close(folder) }
+        let listing = dup(folder)
+        guard listing >= 0, let stream = fdopendir(listing) else {
+            let code = errno
+            if listing >= 0 { close(listing) }
+            throw ioError("open directory", directory, code: code)
+        }
+        defer { closedir(stream) }
+        var held: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: &entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard name.hasSuffix(".json"), !name.hasPrefix(".") else { continue }
+            let file = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            if file < 0 { continue }
+            defer { close(file) }
+            if flock(file, LOCK_EX | LOCK_NB) != 0 {
+                if errno == EWOULDBLOCK { held.append(name) }
+                continue
+            }
+            if unlinkat(folder, name, 0) == 0 && DiskRecorder.isOn {
+                DiskRecorder.record(.unlink(path: recordedAbsolute(directory + "/" + name)))
+            }
+        }
+        return held
     }
 }
 

@@ -115,7 +115,7 @@ enum Platform {
         #endif
     }
 
-    private static func stamp(_ info: stat) -> FileStamp {
+    static func stamp(_ info: stat) -> FileStamp {
         #if canImport(Darwin)
             let modified = info.st_mtimespec
             let changed = info.st_ctimespec
@@ -147,7 +147,8 @@ enum Platform {
         if descriptor < 0 {
             let code = errno
             if code == ENOENT { return nil }
-            throw ioError("open", path, code: code)
+            throw followingSymlinks
+                ? ioError("open", path, code: code) : openError("open", path, code: code)
         }
         defer { close(descriptor) }
         let info = try fileStamp(descriptor: descriptor, path: path)

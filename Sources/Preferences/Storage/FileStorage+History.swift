@@ -43,7 +43,9 @@ struct FileHistoryArchive: HistoryArchive {
         try storage.withExclusiveAccess {
             let target = try storage.target()
             let path = target + ".history"
-            let model = try Platform.fileStamp(path) ?? Platform.fileStamp(target)
+            // The archive is never followed as a link: its mode and owner
+            // come from the file itself, or else from the store's.
+            let model = try Platform.sideFileStamp(path) ?? Platform.fileStamp(target)
             let owner =
                 try model.map { ($0.uid, $0.gid) } ?? storage.ownerForNewFiles(target: target)
             let mode = model?.mode ?? 0o600

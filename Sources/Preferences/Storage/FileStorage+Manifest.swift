@@ -36,6 +36,7 @@ struct FileManifests: ManifestPublishing {
     func storeManifest() throws -> (bytes: [UInt8], location: String)? {
         let path = storage.manifestPath
         do {
+            try Platform.checkLinks(path)
             return try Platform.readFile(path, limit: storage.maxFileSize).map { ($0.bytes, path) }
         } catch PreferencesError.io(_, _, let code, _) where code == Platform.notADirectory {
             return nil
@@ -51,6 +52,10 @@ struct FileManifests: ManifestPublishing {
             try publishStoreManifest(bytes)
             let directory = storage.manifestsDirectory
             let versions = directory + "/versions"
+            // Both folders are entered by name: neither may be a link the
+            // caller must not follow (S19).
+            try Platform.checkLinks(directory)
+            try Platform.checkLinks(versions)
             let target = try storage.target()
             let owner = try storage.ownerForNewFiles(target: target)
             let created = try Platform.makeDirectories(versions, owner: owner)
@@ -75,6 +80,7 @@ struct FileManifests: ManifestPublishing {
     /// `NAME.keys.json`, with the mode and owner it has, else the store file's.
     private func publishStoreManifest(_ bytes: [UInt8]) throws {
         let path = storage.manifestPath
+        try Platform.checkLinks(path)
         if holds(path, bytes) { return }
         let target = try storage.target()
         let model = try Platform.fileStamp(path) ?? Platform.fileStamp(target)
@@ -102,15 +108,16 @@ struct FileManifests: ManifestPublishing {
         let directory = storage.manifestsDirectory
         let names: [String]
         do {
+            try Platform.checkLinks(directory)
             names = try Platform.entryNames(directory)
         } catch PreferencesError.io(_, _, let code, _) where code == Platform.notFound {
             return [:]
         }
         var manifests: [String: [UInt8]] = [:]
         for name in names where name.hasSuffix(".json") && !name.hasPrefix(".") {
-            if let (bytes, _) = try Platform.readFile(
-                directory + "/" + name, limit: storage.maxFileSize)
-            {
+            let path = directory + "/" + name
+            try Platform.checkLinks(path)
+            if let (bytes, _) = try Platform.readFile(path, limit: storage.maxFileSize) {
                 manifests[String(name.dropLast(5))] = bytes
             }
         }
@@ -120,8 +127,9 @@ struct FileManifests: ManifestPublishing {
     /// `NAME.keys.d/versions/DIGEST.json`, if kept.
     func manifest(digest: String) throws -> [UInt8]? {
         guard !digest.isEmpty, digest.allSatisfy(\.isHexDigit) else { return nil }
-        return try Platform.readFile(
-            storage.manifestsDirectory + "/versions/" + digest + ".json",
-            limit: storage.maxFileSize)?.0
+        let versions = storage.manifestsDirectory + "/versions"
+        let path = versions + "/" + digest + ".json"
+        for place in [storage.manifestsDirectory, versions, path] { try Platform.checkLinks(place) }
+        return try Platform.readFile(path, limit: storage.maxFileSize)?.0
     }
 }

@@ -36,6 +36,7 @@ struct FileReplicas: ReplicaRegistry {
         // then waits for) holds no registration until it is back.
         guard try Platform.fileStamp(Platform.parentDirectory(of: target))?.isDirectory == true
         else { return nil }
+        try Platform.checkLinks(directory)
         try Platform.makeDirectories(directory, owner: try storage.ownerForNewFiles(target: target))
         let path = directory + "/" + Self.fileName(host: replica.host, pid: replica.pid)
         // A file of an earlier process with this pid (a reused pid, or one
@@ -54,17 +55,18 @@ struct FileReplicas: ReplicaRegistry {
     /// lock on are removed on the way; a registration being rewritten as it
     /// is read is read again.
     func list() throws -> [PreferencesReplica] {
-        let directory = storage.replicasDirectory
-        let names: [String]
+        let held: (directory: String, names: [String])
         do {
-            names = try Platform.entryNames(directory)
+            // Files nobody holds are removed from it: never through a link
+            // the caller must not follow (S19).
+            let directory = try Platform.resolveSymlinksSafely(storage.replicasDirectory)
+            held = (directory, try Platform.heldRegistrations(in: directory))
         } catch PreferencesError.io(_, _, let code, _) where code == Platform.notFound {
             return []
         }
         var found: [PreferencesReplica] = []
-        for name in names where name.hasSuffix(".json") && !name.hasPrefix(".") {
-            let path = directory + "/" + name
-            guard Platform.isHeldElseRemove(path) else { continue }
+        for name in held.names {
+            let path = held.directory + "/" + name
             for _ in 0..<5 {
                 guard let (bytes, _) = try Platform.readFile(path, limit: 1 << 16) else { break }
                 if let replica = PreferencesReplica(jsonBytes: bytes) {
@@ -82,6 +84,7 @@ struct FileReplicas: ReplicaRegistry {
     /// a second.
     func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StorageWatch)? {
         let directory = storage.replicasDirectory
+        try Platform.checkLinks(directory)
         try Platform.makeDirectories(
             directory, owner: try storage.ownerForNewFiles(target: try storage.target()))
         return try RegistrationWatch(directory: directory, onChange: onChange)

@@ -46,14 +46,16 @@
 ///   system's server stamps with a clock close to this machine's. The stamp
 ///   recorded after a write comes from the written file's own descriptor.
 /// - A symlinked file is followed: the target is replaced and the link
-///   stays. In a directory that others can write (o+w or g+w), a link is
-///   followed only when it belongs to the caller or to the directory's owner
-///   (the kernel's `protected_symlinks` rule, applied by the store, S19);
-///   otherwise every call fails with `.io` (`EACCES`) naming the link and
-///   its owner, before anything is read or created. The lock file and
-///   temporary files are never followed (`O_NOFOLLOW`).
+///   stays. Another user's link in another user's directory is never
+///   followed, nor, in a directory that others can write (o+w or g+w), a
+///   link of neither the caller nor the directory's owner (the kernel's
+///   `protected_symlinks` rule, applied by the store, S19); such a link
+///   fails every call with `.io` (`EACCES`) naming the link and its owner,
+///   before anything is read or created. The lock file, the history archive
+///   and temporary files are never followed (`O_NOFOLLOW`).
 /// - A missing file reads as nothing stored; a missing parent directory is
-///   created, mode 0700, on the first write.
+///   created, mode 0700, on the first write — except the system scope's
+///   directory, which is never created (<doc:ServiceSettings>).
 /// - Ownership (S14): a replaced file keeps the old file's permission bits.
 ///   Running as root, everything created — the file, `<file>.lock`,
 ///   directories, a corrupt file's replacement — belongs to the file's owner,
@@ -68,6 +70,10 @@ public final class FileStorage: PreferencesStorage, StoragePrivacy {
     /// How long ``withExclusiveAccess(_:)`` waits for another holder of the lock.
     public let lockTimeout: Duration
     let orphanSweepInterval: Duration
+    /// Set for a store whose directory the store must not create (the
+    /// system scope's, <doc:ServiceSettings>): what to tell the caller
+    /// when the directory is missing.
+    let missingDirectoryAdvice: String?
 
     /// The thread inside ``withExclusiveAccess(_:)``, with the lock's
     /// descriptor and the target it protects (resolved once, so that one
@@ -110,13 +116,17 @@ public final class FileStorage: PreferencesStorage, StoragePrivacy {
     }
 
     /// A backend with a chosen interval between sweeps of orphaned temporary files.
-    init(fileURL url: URL, maxFileSize: Int, lockTimeout: Duration, orphanSweepInterval: Duration) {
+    init(
+        fileURL url: URL, maxFileSize: Int, lockTimeout: Duration, orphanSweepInterval: Duration,
+        missingDirectoryAdvice: String? = nil
+    ) {
         var path = url.path
         if !path.hasPrefix("/") { path = Platform.currentDirectory() + "/" + path }
         self.path = path
         self.maxFileSize = maxFileSize
         self.lockTimeout = lockTimeout
         self.orphanSweepInterval = orphanSweepInterval
+        self.missingDirectoryAdvice = missingDirectoryAdvice
     }
 
     /// The file's path.
@@ -289,6 +299,11 @@ public final class FileStorage: PreferencesStorage, StoragePrivacy {
         if holder.withLock({ $0?.thread == thread }) { return try body() }
         let target = try Platform.resolveSymlinksSafely(path)
         let directory = Platform.parentDirectory(of: target)
+        if let missingDirectoryAdvice, try Platform.fileStamp(directory)?.isDirectory != true {
+            throw PreferencesError.io(
+                operation: "open the store's directory", path: directory, code: Platform.notFound,
+                message: missingDirectoryAdvice)
+        }
         let owner = try ownerForNewFiles(target: target)
         let created = try Platform.makeDirectories(directory, owner: owner)
         if !created.isEmpty {

@@ -4,36 +4,64 @@
     import Foundation
 #endif
 
-/// Where a named suite's file lives (7.1, <doc:CommandLineTool>), shared by
-/// the library and `prefs`.
+/// Where a named suite's file lives (7.1, <doc:CommandLineTool>,
+/// <doc:ServiceSettings>), shared by the library and `prefs`.
 ///
-/// `$PREFS_HOME/NAME.json` when `PREFS_HOME` is set, else
-/// `$XDG_CONFIG_HOME/prefs/NAME.json`, else `~/.config/prefs/NAME.json`
-/// (on macOS `~/Library/Application Support/prefs/NAME.json`).
+/// In the user scope (the default): `$PREFS_HOME/NAME.json` when
+/// `PREFS_HOME` is set, else `$XDG_CONFIG_HOME/prefs/NAME.json`, else
+/// `~/.config/prefs/NAME.json` (on macOS
+/// `~/Library/Application Support/prefs/NAME.json`).
+///
+/// In the system scope: `$PREFS_SYSTEM_HOME/NAME/NAME.json` when
+/// `PREFS_SYSTEM_HOME` is set, else `/var/lib/prefs/NAME/NAME.json` (on
+/// macOS `/Library/Preferences/prefs/NAME/NAME.json`): one directory per
+/// suite, which belongs to the service's user.
 ///
 /// ```swift
 /// let url = try PreferencesLocation.fileURL(suite: "com.example.app")
+/// let shared = try PreferencesLocation.fileURL(suite: "com.example.api", scope: .system)
 /// ```
 public enum PreferencesLocation {
     /// The default suite's name.
     public static let defaultSuite = "default"
 
-    /// The file for `suite`, following the environment rules above.
+    /// The file for `suite` in `scope`, following the environment rules above.
     ///
     /// - Throws: ``PreferencesError/invalidSuiteName(_:)`` unless the name
     ///   is `[A-Za-z0-9._-]+` and does not start with a dot (so it can never
     ///   climb out of the directory).
     public static func fileURL(
-        suite: String, environment: [String: String] = ProcessInfo.processInfo.environment
+        suite: String, scope: PreferencesScope = .user,
+        environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> URL {
         try validate(suite: suite)
-        return directory(environment: environment).appendingPathComponent(suite + ".json")
+        let base = directory(scope: scope, environment: environment)
+        switch scope {
+        case .user:
+            return base.appendingPathComponent(suite + ".json")
+        case .system:
+            return base.appendingPathComponent(suite, isDirectory: true)
+                .appendingPathComponent(suite + ".json")
+        }
     }
 
-    /// The directory that holds suites' files.
+    /// The directory that holds suites' files (user scope), or the
+    /// suites' directories (system scope: `/var/lib/prefs`, or
+    /// `$PREFS_SYSTEM_HOME`).
     public static func directory(
+        scope: PreferencesScope = .user,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> URL {
+        if scope == .system {
+            if let home = environment["PREFS_SYSTEM_HOME"], !home.isEmpty {
+                return URL(fileURLWithPath: home, isDirectory: true)
+            }
+            #if canImport(Darwin)
+                return URL(fileURLWithPath: "/Library/Preferences/prefs", isDirectory: true)
+            #else
+                return URL(fileURLWithPath: "/var/lib/prefs", isDirectory: true)
+            #endif
+        }
         if let home = environment["PREFS_HOME"], !home.isEmpty {
             return URL(fileURLWithPath: home, isDirectory: true)
         }

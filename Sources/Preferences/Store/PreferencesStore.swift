@@ -90,15 +90,32 @@ public final class PreferencesStore: Sendable {
             liveReads: liveReads)
     }
 
-    /// Opens the named suite at its standard location (see ``PreferencesLocation``).
+    /// Opens the named suite at its standard location in `scope` (see
+    /// ``PreferencesLocation``): the calling user's own (the default), or
+    /// the system-wide one that a service and its operators' `prefs
+    /// --system` share (<doc:ServiceSettings>).
+    ///
+    /// ```swift
+    /// let store = try await PreferencesStore(suite: "com.example.api", scope: .system)
+    /// ```
+    ///
+    /// In the system scope the suite's directory
+    /// (`/var/lib/prefs/NAME`) must exist: the store never creates it, as
+    /// it belongs to the service's user.
+    ///
+    /// - Throws: ``PreferencesError/io(operation:path:code:message:)``
+    ///   naming the directory and how to create it, when the system scope's
+    ///   directory is missing; otherwise as ``init(fileURL:migrations:corruption:limits:declaring:liveReads:)``.
     public convenience init(
-        suite: String, migrations: [any PreferencesMigration] = [],
+        suite: String, scope: PreferencesScope = .user, migrations: [any PreferencesMigration] = [],
         corruption: CorruptionPolicy = .fail, limits: PreferencesLimits = PreferencesLimits(),
         declaring keys: [PreferenceKeys] = [], liveReads: Bool = true
     ) async throws {
+        if scope == .system { try PreferencesLocation.checkSystemDirectory(suite: suite) }
         try await self.init(
-            fileURL: PreferencesLocation.fileURL(suite: suite), migrations: migrations,
-            corruption: corruption, limits: limits, declaring: keys, liveReads: liveReads)
+            storage: PreferencesLocation.storage(suite: suite, scope: scope, limits: limits),
+            migrations: migrations, corruption: corruption, limits: limits, declaring: keys,
+            liveReads: liveReads)
     }
 
     /// Opens a store on any backend, for example ``InMemoryStorage`` in tests.

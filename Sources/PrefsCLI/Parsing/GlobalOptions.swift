@@ -7,6 +7,11 @@ enum GlobalOptions: OptionOwner {
         "--suite", "NAME",
         help: "Use the named suite's file (default 'default'; see 'prefs path --help').",
         completing: .suites)
+    static let system = Flag<Self>(
+        "--system",
+        help:
+            "Use the suite's system-wide file, which a service and its operators share: $PREFS_SYSTEM_HOME/NAME/NAME.json, else /var/lib/prefs/NAME/NAME.json."
+    )
     static let manifest = ValueOption<Self>(
         "--manifest", "FILE",
         help:
@@ -31,7 +36,7 @@ enum GlobalOptions: OptionOwner {
     )
 
     static let options: [any OptionDeclaration] = [
-        file, suite, manifest, etcd, key, etcdPasswordFile, reveal,
+        file, suite, system, manifest, etcd, key, etcdPasswordFile, reveal,
     ]
 
     /// `--help` and `--version`, which the parser handles itself (`--help`

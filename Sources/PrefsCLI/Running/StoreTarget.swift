@@ -26,9 +26,8 @@ struct StoreTarget: Sendable {
             storage = try EtcdStorage(configuration: configuration, key: key)
             name = "\(key) on etcd \(configuration.endpointList)"
         } else {
-            let file = try Self.file(global, environment, command)
-            storage = FileStorage(fileURL: file)
-            name = file.path
+            storage = try Self.file(global, environment, command)
+            name = storage.location
         }
     }
 
@@ -74,33 +73,46 @@ struct StoreTarget: Sendable {
         return try PreferencesManifest.published(in: published, skippingInvalid: false)
     }
 
-    /// `--file` made absolute, else the suite's file.
+    /// `--file` made absolute, else the suite's file in its scope
+    /// (`--system`: Sources/Preferences/Preferences.docc/ServiceSettings.md).
+    /// The system scope's directory must exist, except to print its path.
     private static func file(
         _ global: ParsedOptions<GlobalOptions>, _ environment: [String: String],
         _ command: any PrefsCommand.Type
-    ) throws -> URL {
+    ) throws -> FileStorage {
         guard let file = global[GlobalOptions.file] else {
-            return try PreferencesLocation.fileURL(
-                suite: global[GlobalOptions.suite] ?? PreferencesLocation.defaultSuite,
-                environment: environment)
+            let suite = global[GlobalOptions.suite] ?? PreferencesLocation.defaultSuite
+            let scope: PreferencesScope = global[GlobalOptions.system] ? .system : .user
+            let storage = try PreferencesLocation.storage(
+                suite: suite, scope: scope, environment: environment)
+            if scope == .system && command.name != PathCommand.name {
+                try PreferencesLocation.checkSystemDirectory(
+                    suite: suite, environment: environment)
+            }
+            return storage
         }
         guard global[GlobalOptions.suite] == nil else {
             throw CommandFailure.usage("use either --file or --suite, not both", usage: command)
+        }
+        guard !global[GlobalOptions.system] else {
+            throw CommandFailure.usage("use either --file or --system, not both", usage: command)
         }
         guard !file.isEmpty else {
             throw CommandFailure.usage("--file needs a path", usage: command)
         }
         let base = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
-        return URL(fileURLWithPath: file, relativeTo: base).standardizedFileURL
+        return FileStorage(
+            fileURL: URL(fileURLWithPath: file, relativeTo: base).standardizedFileURL)
     }
 
     /// The etcd endpoints as given, when they select a store in etcd:
-    /// `--etcd`, else a non-empty `$PREFS_ETCD_ENDPOINTS` without `--file`.
+    /// `--etcd`, else a non-empty `$PREFS_ETCD_ENDPOINTS` without `--file`
+    /// or `--system`.
     static func etcdEndpoints(
         _ global: ParsedOptions<GlobalOptions>, _ environment: [String: String]
     ) -> String? {
         if let given = global[GlobalOptions.etcd] { return given }
-        guard global[GlobalOptions.file] == nil,
+        guard global[GlobalOptions.file] == nil, !global[GlobalOptions.system],
             let endpoints = environment["PREFS_ETCD_ENDPOINTS"], !endpoints.isEmpty
         else { return nil }
         return endpoints
@@ -120,6 +132,9 @@ struct StoreTarget: Sendable {
         }
         if global[GlobalOptions.file] != nil {
             throw CommandFailure.usage("use either --file or --etcd, not both", usage: command)
+        }
+        if global[GlobalOptions.system] {
+            throw CommandFailure.usage("use either --system or --etcd, not both", usage: command)
         }
         if global[GlobalOptions.key] != nil && global[GlobalOptions.suite] != nil {
             throw CommandFailure.usage("use either --key or --suite, not both", usage: command)

@@ -52,7 +52,7 @@ enum ManualPage {
         )
         page.paragraph()
         page.text(
-            "With --file PATH the store is that file. Otherwise it is the file of the suite NAME (--suite, default 'default'): $PREFS_HOME/NAME.json, else $XDG_CONFIG_HOME/prefs/NAME.json, else ~/.config/prefs/NAME.json. Suite names are letters, digits, '.', '_' and '-', not starting with '.'. With --etcd (or $PREFS_ETCD_ENDPOINTS) the store is the etcd key /prefs/NAME, or the one --key gives; for https endpoints prefs runs prefs-tls, installed beside it, with the same arguments."
+            "With --file PATH the store is that file. Otherwise it is the file of the suite NAME (--suite, default 'default'): $PREFS_HOME/NAME.json, else $XDG_CONFIG_HOME/prefs/NAME.json, else ~/.config/prefs/NAME.json. With --system it is the suite's system-wide file, which a service and its operators share: $PREFS_SYSTEM_HOME/NAME/NAME.json, else /var/lib/prefs/NAME/NAME.json, in a directory that belongs to the service's user (systemd's StateDirectory=prefs/NAME) and that prefs never creates; under sudo, prefs leaves every file it writes there to that user and follows no link that user made. Suite names are letters, digits, '.', '_' and '-', not starting with '.'. With --etcd (or $PREFS_ETCD_ENDPOINTS) the store is the etcd key /prefs/NAME, or the one --key gives; for https endpoints prefs runs prefs-tls, installed beside it, with the same arguments."
         )
         page.paragraph()
         page.text(
@@ -127,10 +127,14 @@ enum ManualPage {
                 "Without PREFS_HOME, the suites' files are in $XDG_CONFIG_HOME/prefs."
             ),
             ("HOME", "Without either, the suites' files are in ~/.config/prefs."),
+            (
+                "PREFS_SYSTEM_HOME",
+                "With --system, the directory of the suites' directories, NAME/NAME.json, instead of /var/lib/prefs."
+            ),
             ("PREFS_MANIFEST", "The key manifest, when --manifest is not given."),
             (
                 "PREFS_ETCD_ENDPOINTS",
-                "Comma-separated etcd URLs, when neither --etcd nor --file is given."
+                "Comma-separated etcd URLs, when none of --etcd, --file and --system is given."
             ),
             ("PREFS_ETCD_USER", "The etcd user name."),
             (
@@ -158,6 +162,10 @@ enum ManualPage {
             (
                 "~/.config/prefs/NAME.json",
                 "The store of suite NAME, without PREFS_HOME or XDG_CONFIG_HOME."
+            ),
+            (
+                "/var/lib/prefs/NAME/NAME.json",
+                "The system-wide store of suite NAME (--system), without PREFS_SYSTEM_HOME; the directory belongs to the service's user."
             ),
             ("FILE.lock", "The lock prefs and the services using the store take to change FILE."),
             (
