@@ -5,8 +5,12 @@
 // test holds the two to the same text.
 //
 //   swift run preferences-example-service
-//   prefs --suite com.example.service set greeting Bonjour    (from another shell)
-//   GREETING=Hi swift run preferences-example-service          (a default from the environment)
+//   sudo prefs --system --suite com.example.service set greeting Bonjour    (from another shell)
+//   GREETING=Hi swift run preferences-example-service    (a default from the environment)
+//
+// Its store is in the system scope: /var/lib/prefs/com.example.service/,
+// a directory that belongs to the service's user (systemd's
+// StateDirectory=prefs/com.example.service), or under $PREFS_SYSTEM_HOME.
 
 // guide: begin
 import Configuration
@@ -48,7 +52,7 @@ struct ExampleService {
         let logger = Logger(label: "preferences-example-service")
         let store: PreferencesStore
         do {
-            store = try await PreferencesStore(suite: "com.example.service")
+            store = try await PreferencesStore(suite: "com.example.service", scope: .system)
         } catch {
             // A corrupt or unreadable store: one line naming it, and a status.
             logger.critical("cannot open the settings", metadata: ["error": "\(error)"])

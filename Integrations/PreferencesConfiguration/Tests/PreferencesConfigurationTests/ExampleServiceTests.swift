@@ -20,29 +20,34 @@ import Testing
             "runs the service as another user (nobody), which needs root and setpriv"))
     func anOperatorsChangeReachesTheServiceWhichStopsCleanlyOnSIGTERM() async throws {
         let directory = try TemporaryDirectory()
-        // The service's own directory, as systemd's StateDirectory= gives it.
-        let home = directory.file("state")
+        // The suite's own directory in the system scope, as systemd's
+        // StateDirectory= gives it to the service's user.
+        let system = directory.file("system")
+        let home = system.appendingPathComponent(Self.suite)
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         #expect(chown(home.path, serviceUser, serviceUser) == 0)
         let store = home.appendingPathComponent("\(Self.suite).json")
-        let options = ["--file", store.path]
+        let environment = childEnvironment(["PREFS_SYSTEM_HOME": system.path])
+        let options = ["--system", "--suite", Self.suite]
         let service = try RunningChild(
             productURL("preferences-example-service"), [],
-            environment: childEnvironment(["PREFS_HOME": home.path, "GREETING": "Hi"]),
-            user: serviceUser)
+            environment: environment.merging(["GREETING": "Hi"]) { $1 }, user: serviceUser)
         // Nothing stored yet: the environment's greeting.
         try await service.line(on: .error, "the greeting from the environment") {
             $0.contains("greeting=Hi ")
         }
-        #expect(try await replicaPIDs(options: options) == [service.pid])
-        // The operator's change wins over the environment.
-        try await prefs(options + ["set", "greeting", "Bonjour"])
+        #expect(
+            try await replicaPIDs(options: options, environment: environment) == [service.pid])
+        // The operator's change, through the same scope and suite, wins over the environment.
+        try await prefs(options + ["set", "greeting", "Bonjour"], environment: environment)
         try await service.line(on: .error, "the operator's greeting") {
             $0.contains("greeting=Bonjour ")
         }
         service.send(SIGTERM)
         #expect(try await service.exit() == RunningChild.Exit(status: 0, bySignal: false))
-        #expect(try await replicaPIDs(options: options) == [], "listed after it exited")
+        #expect(
+            try await replicaPIDs(options: options, environment: environment) == [],
+            "listed after it exited")
         // The worker stopped first, then the store closed.
         let log = service.lines(.error)
         let stopped = log.firstIndex { $0.hasSuffix(" stopped") }
@@ -56,11 +61,13 @@ import Testing
 
     @Test func onACorruptStoreTheServicePrintsOneLineAndExitsWithAStatus() async throws {
         let directory = try TemporaryDirectory()
-        let store = directory.file("\(Self.suite).json")
+        let home = directory.file(Self.suite)
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        let store = home.appendingPathComponent("\(Self.suite).json")
         try Data("{ not json".utf8).write(to: store)
         let service = try RunningChild(
             productURL("preferences-example-service"), [],
-            environment: childEnvironment(["PREFS_HOME": directory.url.path]))
+            environment: childEnvironment(["PREFS_SYSTEM_HOME": directory.url.path]))
         let exit = try await service.exit()
         #expect(!exit.bySignal && exit.status != 0, "\(exit)")
         let log = service.lines(.error).filter { !$0.isEmpty }

@@ -166,9 +166,10 @@ func replicaPIDs(_ target: GracefulEndTests.Target) async throws -> [Int32] {
     try await replicaPIDs(options: target.options)
 }
 
-/// The pids that `prefs OPTIONS replicas --json` lists.
-func replicaPIDs(options: [String]) async throws -> [Int32] {
-    let listed = try await prefs(options + ["replicas", "--json"])
+/// The pids that `prefs OPTIONS replicas --json` lists, run in `environment`
+/// (by default this process's).
+func replicaPIDs(options: [String], environment: [String: String]? = nil) async throws -> [Int32] {
+    let listed = try await prefs(options + ["replicas", "--json"], environment: environment)
     let replicas = try JSONSerialization.jsonObject(with: Data(listed.output.utf8))
     guard let replicas = replicas as? [[String: Any]] else {
         Issue.record("not a JSON array of objects: \(listed.output)")
