@@ -56,7 +56,7 @@ let package = Package(
             name: "PreferencesTests",
             dependencies: [
                 "Preferences", "PreferencesTesting", "PreferencesTestSupport", "prefs",
-                "prefs-harness",
+                "prefs-harness", "prefs-example",
             ]
         ),
         .testTarget(

@@ -65,16 +65,23 @@ let audienceStep = VersionedMigration(version: 1) { prefs in
     if prefs[.audience] == "world" { prefs[.audience] = "operators" }
 }
 
-// 1. Where the store lives, and an old settings file to migrate from.
+// 1. Where the store lives, and an old settings file to migrate from. A
+// store that cannot be opened (corrupt, unreadable, a migration that
+// fails) ends the service with one line naming it, and status 1.
 let store: PreferencesStore
-if let etcdEndpoints {
-    // In etcd there is no old file to import; the keys are declared once open.
-    store = try await PreferencesStore(
-        etcd: EtcdConfiguration(endpoints: etcdEndpoints), suite: "example",
-        migrations: [audienceStep])
-    await store.declare(try PreferencesManifest(keys: keys))
-} else {
-    store = try await openFileStore()
+do {
+    if let etcdEndpoints {
+        // In etcd there is no old file to import; the keys are declared once open.
+        store = try await PreferencesStore(
+            etcd: EtcdConfiguration(endpoints: etcdEndpoints), suite: "example",
+            migrations: [audienceStep])
+        await store.declare(try PreferencesManifest(keys: keys))
+    } else {
+        store = try await openFileStore()
+    }
+} catch {
+    StandardStream.error.write("prefs-example: \(error)\n")
+    exit(EXIT_FAILURE)
 }
 
 func openFileStore() async throws -> PreferencesStore {

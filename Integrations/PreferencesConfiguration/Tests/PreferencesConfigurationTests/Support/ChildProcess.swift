@@ -32,11 +32,13 @@ func productURL(_ name: String) -> URL {
 /// Runs `executable` with `arguments` to its end; kills it and throws
 /// ``DeadlineExceeded`` when it runs past `deadline`.
 func run(
-    _ executable: URL, _ arguments: [String], deadline: Duration = .seconds(60)
+    _ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
+    deadline: Duration = .seconds(60)
 ) async throws -> ChildResult {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
+    if let environment { process.environment = environment }
     let output = Pipe()
     let errorOutput = Pipe()
     process.standardOutput = output
@@ -80,11 +82,13 @@ func prefs(_ arguments: String...) async throws -> ChildResult {
     try await prefs(arguments)
 }
 
-/// Runs the built `prefs` with `arguments`; throws unless it exits 0,
-/// with what it printed.
+/// Runs the built `prefs` with `arguments`, in `environment` (by default
+/// this process's); throws unless it exits 0, with what it printed.
 @discardableResult
-func prefs(_ arguments: [String]) async throws -> ChildResult {
-    let result = try await run(productURL("prefs"), arguments)
+func prefs(_ arguments: [String], environment: [String: String]? = nil) async throws
+    -> ChildResult
+{
+    let result = try await run(productURL("prefs"), arguments, environment: environment)
     guard result.status == 0 else {
         throw ChildFailed(
             command: (["prefs"] + arguments).joined(separator: " "), result: result)
