@@ -11,7 +11,7 @@ enum Report {
         ]
         for row in rows {
             lines.append(
-                pad(row.workload, 16) + pad(row.model.rawValue, 7)
+                pad(row.workload, 16) + pad(row.model?.rawValue ?? "live", 7)
                     + pad("\(row.calls)", 7, right: true)
                     + pad("\(row.crashPoints)", 14, right: true)
                     + pad("\(row.states)", 9, right: true)
@@ -38,9 +38,10 @@ enum Report {
                 ? "before the first call"
                 : "after #\(state.crashPoint) \(BrokenRecord.describe(record.calls[state.crashPoint], root: root))"
             lines.append(
-                "violation in \(row.workload) (\(row.model.rawValue)): crash \(point), \(acknowledged) acknowledged"
+                "violation in \(row.workload) (\(row.model?.rawValue ?? "live, no crash")): \(row.model == nil ? "seen" : "crash") \(point), \(acknowledged) acknowledged"
             )
             for violation in violations { lines.append("  \(violation)") }
+            guard row.model != nil else { continue }
             lines.append("  persisted of the unsynced: " + describe(state.persisted, record, root))
             lines.append("  lost: " + describe(state.lost, record, root))
         }
