@@ -41,7 +41,9 @@ let package = Package(
         // under a persistence model, and opens each in a fresh process.
         // The model, the workloads and the checker live in a library, so
         // that the explorer's own tests can feed it records built by hand.
-        .target(name: "CrashStates", dependencies: ["Preferences"]),
+        // It links the command-line tool's library to run `prefs`
+        // commands in the recording process.
+        .target(name: "CrashStates", dependencies: ["Preferences", "PrefsCLI"]),
         .executableTarget(name: "prefs-crash-explorer", dependencies: ["CrashStates", "Preferences"]),
         // What the test targets share: temporary directories, child
         // processes with deadlines, test etcd clusters, common keys.

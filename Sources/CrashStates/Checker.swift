@@ -29,7 +29,10 @@ enum Checker {
         do {
             violations += try await history(store, workload, directory: directory)
             violations += try await workload.checkAfterOpening(directory, given, store)
-            if workload.probes { violations += try await probe(store) }
+            if workload.probes {
+                violations += try await probe(store)
+                violations += leftovers(workload, directory: directory)
+            }
             violations += archiveAgrees(workload, directory: directory)
         } catch {
             violations.append(Violation(invariant: Violation.opens, detail: "\(error)"))
@@ -152,6 +155,20 @@ enum Checker {
             }
         }
         return violations
+    }
+
+    /// The temporary files of the store's file and of its archive
+    /// (`.NAME.….tmp`) still there once the store has written again: the
+    /// write removes those a writer that died left.
+    static func leftovers(_ workload: Workload, directory: String) -> [Violation] {
+        let file = URL(fileURLWithPath: directory + "/" + workload.file)
+        let prefix = "." + file.lastPathComponent + "."
+        let names =
+            (try? FileManager.default.contentsOfDirectory(
+                atPath: file.deletingLastPathComponent().path)) ?? []
+        return names.sorted().filter { $0.hasPrefix(prefix) && $0.hasSuffix(".tmp") }.map {
+            Violation(invariant: Violation.temporaryLeft, detail: "\($0) is left after a write")
+        }
     }
 
     /// One more write: it takes the next number, and the history stays whole.

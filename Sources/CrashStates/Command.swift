@@ -78,7 +78,8 @@ func explore(_ options: Options) async throws -> Int32 {
     let allNames = [
         "set", "group-commit", "new-directory", "migration", "archive", "corrupt-file", "apply",
         "temporary", "manifest", "replica", "secret", "sync-due", "sweep",
-        "legacy-remove",
+        "legacy-remove", "archive-torn-tail", "archive-trim-1000", "legacy-bak", "legacy-envdir",
+        "prefs-restore", "prefs-import", "prefs-delete",
     ]
     // --quick: every workload, the archive's recorded as its ends.
     let archiveEnds = ["archive-create", "archive-append", "archive-trim"]

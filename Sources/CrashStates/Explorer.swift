@@ -21,7 +21,9 @@ struct Explorer {
     /// One row of the table.
     struct Row {
         var workload: String
-        var model: PersistenceModel
+        /// The model, or nil for the live row: what other processes see
+        /// while the run goes on (``Workload/checkLive``).
+        var model: PersistenceModel?
         var calls = 0
         var crashPoints = 0
         /// Distinct states (a tree and how many writes were acknowledged).
@@ -76,7 +78,39 @@ struct Explorer {
             }
             rows.append((row, record, root))
         }
+        if let checkLive = workload.checkLive {
+            rows.append((try live(workload, record, checkLive), record, root))
+        }
         return rows
+    }
+
+    /// The live row: after each call, the tree every call made so far
+    /// leaves in place, checked here (no store is opened on it).
+    private func live(
+        _ workload: Workload, _ record: BrokenRecord,
+        _ check: @Sendable (String, Int) -> [Violation]
+    ) throws -> Row {
+        var row = Row(workload: workload.name, model: nil)
+        row.calls = record.calls.filter { if case .mark = $0 { false } else { true } }.count
+        let builder = CrashStateBuilder(record: record, model: .posix)
+        var checked: [Key: [Violation]] = [:]
+        for point in -1..<record.calls.count {
+            row.crashPoints += 1
+            let state = builder.liveState(after: point)
+            let key = Key(tree: state.tree, acknowledged: record.acknowledged[point + 1])
+            if checked[key] == nil {
+                let place = scratch + "/live-\(workload.name)-\(point + 1)"
+                try key.tree.write(to: place)
+                defer { try? FileManager.default.removeItem(atPath: place) }
+                checked[key] = check(place, key.acknowledged)
+            }
+            if let violations = checked[key], !violations.isEmpty {
+                row.violating.append((state, key.acknowledged, violations))
+            }
+        }
+        row.states = checked.count
+        row.opened = checked.count
+        return row
     }
 
     /// Sets `workload` up in `directory` (made for it), runs it while

@@ -61,7 +61,13 @@ struct PendingChoices {
     /// around their first and last change only.
     static let manyChanges = 4
 
-    init(entries: [Int], changes: [DataChange], record: BrokenRecord, model: PersistenceModel) {
+    /// `partsPerChange`: at most this many of each change's parts are
+    /// explored, spread evenly over them (``CrashStateBuilder/quick``); nil
+    /// explores every part.
+    init(
+        entries: [Int], changes: [DataChange], record: BrokenRecord, model: PersistenceModel,
+        partsPerChange: Int? = nil
+    ) {
         switch model {
         case .posix:
             var byDirectory: [String: [Int]] = [:]
@@ -81,7 +87,8 @@ struct PendingChoices {
         var byInode: [Int: [DataChange]] = [:]
         for change in changes { byInode[change.inode, default: []].append(change) }
         dataGroups = byInode.keys.sorted().map {
-            Self.options(of: byInode[$0]!, ordered: model == .ext4)
+            Self.options(
+                of: byInode[$0]!, ordered: model == .ext4, partsPerChange: partsPerChange)
         }
     }
 
@@ -103,7 +110,9 @@ struct PendingChoices {
 
     /// What may persist of one file's pending changes: every prefix of
     /// them, each with the next change in part, and all but one.
-    static func options(of changes: [DataChange], ordered: Bool) -> [Set<Int>] {
+    static func options(of changes: [DataChange], ordered: Bool, partsPerChange: Int? = nil)
+        -> [Set<Int>]
+    {
         let wholes = changes.map { Set($0.whole) }
         func union(_ indices: some Sequence<Int>) -> Set<Int> {
             indices.reduce(into: Set<Int>()) { $0.formUnion(wholes[$1]) }
@@ -116,12 +125,20 @@ struct PendingChoices {
         for index in explored {
             let before = union(0..<index)
             options.append(before.union(wholes[index]))
-            for part in ordered ? changes[index].orderedParts : changes[index].parts {
+            let parts = ordered ? changes[index].orderedParts : changes[index].parts
+            for part in spread(parts, atMost: partsPerChange) {
                 options.append(before.union(part))
             }
             if count > 1 { options.append(union((0..<count).filter { $0 != index })) }
         }
         return unique(options)
+    }
+
+    /// At most `limit` of `parts`, evenly spread from the first to the
+    /// last (all of them when `limit` is nil or not less than their count).
+    static func spread(_ parts: [[Int]], atMost limit: Int?) -> [[Int]] {
+        guard let limit, limit > 1, parts.count > limit else { return parts }
+        return (0..<limit).map { parts[$0 * (parts.count - 1) / (limit - 1)] }
     }
 
     static func unique(_ options: [Set<Int>]) -> [Set<Int>] {

@@ -96,6 +96,10 @@ struct Replay {
             let replacing = names[to] != nil
             names[from] = nil
             names[to] = inode
+            // A directory's entries go with it.
+            if record.directoryInodes.contains(inode) {
+                Self.moveEntries(&names, from: from, to: to)
+            }
             add(.rename(from: from, to: to, replacing: replacing, inode: inode), call: call)
         case .write(let path, let offset, let bytes):
             let inode = try inode(path)
@@ -142,6 +146,22 @@ struct Replay {
             ) { _ in [] }
         case .changeOwner(let path, _, _):
             _ = try inode(path)
+        }
+    }
+
+    /// Renames every path below the directory `from` to the same path
+    /// below `to`.
+    ///
+    /// Entries are named by path: an entry added, removed or synced below a
+    /// directory is taken as one of the directory of that name when the
+    /// call was made. A directory renamed and then changed inside is
+    /// modelled as if its rename had persisted with those changes; the
+    /// library renames a directory only once it is whole and synced (a
+    /// legacy envdir cleaned up).
+    static func moveEntries<Value>(_ names: inout [String: Value], from: String, to: String) {
+        let below = from + "/"
+        for path in Array(names.keys) where path.hasPrefix(below) {
+            names[to + "/" + path.dropFirst(below.count)] = names.removeValue(forKey: path)
         }
     }
 

@@ -5,13 +5,13 @@ import Preferences
 enum Report {
     static func table(_ rows: [Explorer.Row]) -> String {
         var lines = [
-            pad("workload", 16) + pad("model", 7) + pad("calls", 7, right: true)
+            pad("workload", 19) + pad("model", 7) + pad("calls", 7, right: true)
                 + pad("crash points", 14, right: true) + pad("states", 9, right: true)
                 + pad("opened", 9, right: true) + pad("violations", 12, right: true)
         ]
         for row in rows {
             lines.append(
-                pad(row.workload, 16) + pad(row.model.rawValue, 7)
+                pad(row.workload, 19) + pad(row.model?.rawValue ?? "live", 7)
                     + pad("\(row.calls)", 7, right: true)
                     + pad("\(row.crashPoints)", 14, right: true)
                     + pad("\(row.states)", 9, right: true)
@@ -24,7 +24,7 @@ enum Report {
         let opened = rows.reduce(0) { $0 + $1.opened }
         let violations = rows.reduce(0) { $0 + $1.violating.count }
         lines.append(
-            pad("total", 16) + pad("", 7) + pad("", 7) + pad("", 14)
+            pad("total", 19) + pad("", 7) + pad("", 7) + pad("", 14)
                 + pad("\(states)", 9, right: true) + pad("\(opened)", 9, right: true)
                 + pad("\(violations)", 12, right: true))
         return lines.joined(separator: "\n")
@@ -38,9 +38,10 @@ enum Report {
                 ? "before the first call"
                 : "after #\(state.crashPoint) \(BrokenRecord.describe(record.calls[state.crashPoint], root: root))"
             lines.append(
-                "violation in \(row.workload) (\(row.model.rawValue)): crash \(point), \(acknowledged) acknowledged"
+                "violation in \(row.workload) (\(row.model?.rawValue ?? "live, no crash")): \(row.model == nil ? "seen" : "crash") \(point), \(acknowledged) acknowledged"
             )
             for violation in violations { lines.append("  \(violation)") }
+            guard row.model != nil else { continue }
             lines.append("  persisted of the unsynced: " + describe(state.persisted, record, root))
             lines.append("  lost: " + describe(state.lost, record, root))
         }

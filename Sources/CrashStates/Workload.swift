@@ -51,6 +51,11 @@ struct Workload: Sendable {
     var checkBeforeOpening: @Sendable (_ directory: String, _ acknowledged: Int) -> [Violation] = {
         _, _ in []
     }
+    /// Checks of what another process sees while the run goes on (after
+    /// each call, every call made so far in place, nothing lost): the
+    /// files a live process keeps only for as long as it lives, which no
+    /// crash state can show. Nil: the workload has none.
+    var checkLive: (@Sendable (_ directory: String, _ acknowledged: Int) -> [Violation])? = nil
     /// Checks after the store is opened (and after the common checks).
     var checkAfterOpening:
         @Sendable (_ directory: String, _ acknowledged: Int, _ store: PreferencesStore) async throws
@@ -59,7 +64,8 @@ struct Workload: Sendable {
     static let all: [Workload] =
         storeWorkloads + [
             migration, archive, archiveCreate, archiveAppend, archiveTrim, corruptFile, secret,
-        ] + sideFileWorkloads + pathWorkloads
+        ] + sideFileWorkloads + pathWorkloads + archiveEdgeWorkloads + legacyWorkloads
+        + commandWorkloads
 
     static func named(_ name: String) -> Workload? { all.first { $0.name == name } }
 }
@@ -79,9 +85,11 @@ struct Violation: Sendable, Hashable, CustomStringConvertible {
     static let archiveAgrees = "the archive's entries agree with the document's"
     static let secretPrivate = "no secret in a file that others can read"
     static let temporaryRead = "no temporary file is read as the store"
+    static let temporaryLeft = "no temporary file left once the store has written again"
     static let setAside = "a set-aside copy only where one was needed, with its bytes"
     static let importOnce = "a legacy file imported exactly once"
     static let wholeOrAbsent = "a manifest or a registration whole or absent"
+    static let registered = "every registration listed is whole, and the one promised is there"
     static let opens = "the store opens"
 }
 

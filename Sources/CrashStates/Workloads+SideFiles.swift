@@ -95,6 +95,9 @@ extension Workload {
             acknowledge()
             // The registration reports what it applied a moment later.
             try await Task.sleep(for: .milliseconds(200))
+            // The third mark: from here on, the registration may go.
+            acknowledge()
+            await store.close()
         },
         checkBeforeOpening: { directory, _ in
             // Nobody holds a registration after a crash: listing them must
@@ -118,5 +121,42 @@ extension Workload {
                     )
                 ]
             }
+        },
+        checkLive: { directory, acknowledged in
+            // From `registeredAsReplica()`'s return (the first mark) to
+            // the call of `close()` (the third), the registration is there
+            // for others to list.
+            registrationsSeen(in: directory, promised: (1...2).contains(acknowledged))
         })
+
+    /// What another process listing the replicas in `directory` reads, as
+    /// `prefs replicas` reads it (the files of `prefs.replicas.d/` but the
+    /// hidden ones): every file a whole registration, and one at least
+    /// where one is `promised`.
+    static func registrationsSeen(in directory: String, promised: Bool) -> [Violation] {
+        let folder = directory + "/prefs.replicas.d"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        var violations: [Violation] = []
+        var whole = 0
+        for name in names.sorted() where name.hasSuffix(".json") && !name.hasPrefix(".") {
+            let bytes = FileManager.default.contents(atPath: folder + "/" + name).map { Array($0) }
+            if PreferencesReplica(jsonBytes: bytes ?? []) != nil {
+                whole += 1
+            } else {
+                violations.append(
+                    Violation(
+                        invariant: Violation.registered,
+                        detail:
+                            "prefs.replicas.d/\(name) is listed, and is not a whole registration (\(bytes?.count ?? 0) bytes)"
+                    ))
+            }
+        }
+        if promised && whole == 0 {
+            violations.append(
+                Violation(
+                    invariant: Violation.registered,
+                    detail: "registeredAsReplica() has returned, and no registration is listed"))
+        }
+        return violations
+    }
 }

@@ -37,7 +37,9 @@ struct KnownBadWritesTests {
     /// created and written, fsynced when `syncData`, renamed over the file,
     /// its directory fsynced when `syncDirectory`, then acknowledged.
     func replace(_ before: Before, syncData: Bool, syncDirectory: Bool) -> [DiskOperation] {
-        let temporary = before.root + "/.prefs.json.byhand.tmp"
+        // Named as the library names its temporary files (12 random
+        // characters), which the next write sweeps.
+        let temporary = before.root + "/.prefs.json.byhand123456.tmp"
         var calls: [DiskOperation] = [
             .create(path: temporary, mode: 0o600),
             .write(path: temporary, offset: 0, bytes: before.written),
@@ -134,6 +136,24 @@ struct KnownBadWritesTests {
                 return false
             })
         #expect(try await reported(record, .posix, .set).isEmpty)
+    }
+
+    /// A shared-prefs file cut short beside the `.bak` that holds its
+    /// values, both renamed to `.migrated` after the import: in no state
+    /// is the cut file read once its `.bak` is gone.
+    @Test func theRecordedBackupImportShowsNoViolation() async throws {
+        let directory = try TemporaryDirectory()
+        let record = try await Explorer.record(
+            .legacyBackup, in: directory.path + "/run", besideOtherWork: true)
+        #expect(
+            record.micro.contains {
+                if case .rename("old/app.xml.bak", "old/app.xml.bak.migrated", _, _) = $0.kind {
+                    return true
+                }
+                return false
+            })
+        let reported = try await reported(record, .posix, .legacyBackup)
+        #expect(reported.isEmpty, "\(reported.map(\.violations))")
     }
 
     @Test func aDirectoryReachedThroughALinkIsRecordedWhole() async throws {

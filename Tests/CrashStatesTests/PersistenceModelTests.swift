@@ -89,6 +89,23 @@ struct PersistenceModelTests {
         #expect(Set(ext4) == [Array("abcdefghi".utf8), Array("abc".utf8)])
     }
 
+    @Test func aRenamedDirectoryKeepsItsFilesAndLosesThemOneByOne() throws {
+        let initial = FileTree(entries: [
+            "d": .directory, "d/x": .file(Array("1".utf8)), "d/y": .file(Array("2".utf8)),
+        ])
+        let calls: [DiskOperation] = [
+            .rename(from: "/r/d", to: "/r/e"), .syncDirectory(path: "/r"),
+            .unlink(path: "/r/e/x"), .unlink(path: "/r/e/y"), .unlink(path: "/r/e"),
+        ]
+        let posix = try trees(calls, .posix, initial: initial)
+        // Renamed, the directory still holds its files, under its new name.
+        #expect(posix.contains { file($0, "e/x") == Array("1".utf8) && file($0, "e/y") != nil })
+        // Its files are removed in any order, before it goes.
+        #expect(posix.contains { $0.entries["e/x"] == nil && file($0, "e/y") == Array("2".utf8) })
+        #expect(posix.contains { file($0, "e/x") == Array("1".utf8) && $0.entries["e/y"] == nil })
+        #expect(posix.contains { $0.entries.isEmpty })
+    }
+
     @Test func anExt4FsyncCommitsEveryEntryMadeBeforeIt() throws {
         let calls: [DiskOperation] = [
             .makeDirectory(path: "/r/d"), .create(path: "/r/d/a", mode: 0o600),

@@ -109,12 +109,7 @@ struct WritesThroughPlatformTests {
                 let recorded = ["DiskRecorder.", "recordCall(", "recordSync("].contains {
                     body.contains($0)
                 }
-                // A tree removed is recorded by its caller as one removal
-                // (its doc comment says so).
-                let recordedByCaller = lines[max(0, start - 3)..<end].contains {
-                    $0.contains("recorded by the caller")
-                }
-                if !recorded && !recordedByCaller {
+                if !recorded {
                     unrecorded.append(
                         "\(path):\(number + 1): \(line.trimmingCharacters(in: .whitespaces))")
                 }

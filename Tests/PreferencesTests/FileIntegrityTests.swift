@@ -297,6 +297,24 @@ import Testing
         }
     }
 
+    @Test func anArchiveRewriteKilledHalfWayLeavesNoTemporaryFileOnceTheStoreWrites() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let storage = FileStorage(
+            fileURL: url, maxFileSize: 1 << 20, lockTimeout: .seconds(10),
+            orphanSweepInterval: .zero)
+        let revision = try #require(try storage.write(Array("one".utf8), ifRevision: .absent))
+        // A trim of the archive killed between creating its temporary file
+        // and renaming it; beside it, another store's, which stays.
+        let orphan = directory.file(".prefs.json.history.orphan1abcde.tmp")
+        let others = directory.file(".other.json.history.orphan1abcde.tmp")
+        try write("half", to: orphan)
+        try write("half", to: others)
+        _ = try #require(try storage.write(Array("two".utf8), ifRevision: revision))
+        #expect(!FileIntegrity.exists(orphan.path), "the archive's orphan stayed")
+        #expect(FileIntegrity.exists(others.path), "another store's temporary file was removed")
+    }
+
     @Test func twoSpellingsOfADirectoryNotYetCreatedShareOneState() async throws {
         let directory = try TemporaryDirectory()
         try FileManager.default.createDirectory(

@@ -184,14 +184,19 @@ public struct LegacyImport: PreferencesMigration {
     /// Renames or removes the source files (the file, then a `.bak`), and
     /// makes that durable.
     ///
-    /// A file to remove is first renamed aside (`<name>.removing`) and the
-    /// rename made durable, then removed: a crash while a file is removed
-    /// may leave it cut short, and under its own name it would be imported
-    /// again, cut short.
+    /// Each file's rename is made durable before the next one: a power cut
+    /// may keep a later rename of a directory and lose an earlier one, and
+    /// a `.bak` renamed while the file beside it is not would leave that
+    /// file, which Android had only begun to write, to be imported at the
+    /// next open. A file to remove is first renamed aside
+    /// (`<name>.removing`) and the rename made durable, then removed: a
+    /// crash while a file is removed may leave it cut short, and under its
+    /// own name it would be imported again, cut short.
     public func cleanUp() throws {
         let directory = Platform.parentDirectory(of: source.path)
         let files = try LegacyImport.existingFiles(format, at: source)
-        for file in files {
+        for (index, file) in files.enumerated() {
+            if index > 0 { try Platform.syncDirectory(directory) }
             switch afterImport {
             case .rename:
                 try Platform.replaceItem(at: file.path + ".migrated", with: file.path)

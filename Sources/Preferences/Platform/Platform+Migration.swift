@@ -29,25 +29,29 @@ extension Platform {
         var info = stat()
         if lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR {
             try removeTree(path)
-            if DiskRecorder.isOn { DiskRecorder.record(.unlink(path: recordedAbsolute(path))) }
             return
         }
         try remove(path)
     }
 
     /// Removes the directory at `path` and everything in it, links not
-    /// followed; recorded by the caller as one removal.
+    /// followed; each entry's removal, and the directory's own, is recorded
+    /// as an unlink, as a power cut may keep some and lose others.
     private static func removeTree(_ path: String) throws {
         for name in try entryNames(path) {
             let entry = path + "/" + name
             var info = stat()
             if lstat(entry, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR {
                 try removeTree(entry)
-            } else if unlink(entry) != 0 && errno != ENOENT {
-                throw ioError("remove", entry)
+            } else {
+                try remove(entry)
             }
         }
-        if rmdir(path) != 0 && errno != ENOENT { throw ioError("remove", path) }
+        if rmdir(path) != 0 {
+            if errno != ENOENT { throw ioError("remove", path) }
+        } else if DiskRecorder.isOn {
+            DiskRecorder.record(.unlink(path: recordedAbsolute(path)))
+        }
     }
 
     /// Renames `source` to `target`, first removing a directory already at

@@ -420,8 +420,10 @@ public final class FileStorage: PreferencesStorage, StoragePrivacy {
     }
 
     /// Removes temporary files left by writers that died between creating
-    /// and renaming them (`.<name>.<random>.tmp`). Called holding the lock,
-    /// when no other writer can be using one; at most once per
+    /// and renaming them: the file's (`.<name>.<random>.tmp`) and its
+    /// archive's, which a trim rewrites under the same lock
+    /// (`.<name>.history.<random>.tmp`). Called holding the lock, when no
+    /// other writer can be using one; at most once per
     /// `orphanSweepInterval`.
     private func removeOrphanedTemporaryFiles(of target: String) {
         let now = ContinuousClock.now
@@ -432,13 +434,14 @@ public final class FileStorage: PreferencesStorage, StoragePrivacy {
         }
         guard due else { return }
         let directory = Platform.parentDirectory(of: target)
-        let prefix = "." + Platform.lastComponent(of: target) + "."
+        let file = "." + Platform.lastComponent(of: target) + "."
+        let prefixes = [file, file + "history."]
         // Names first: only the few that look like this file's temporary
         // files are looked at, not every entry of a shared directory.
         guard let names = try? Platform.entryNames(directory) else { return }
         for name in names
-        where name.hasPrefix(prefix) && name.hasSuffix(".tmp")
-            && name.count == prefix.count + 12 + 4
+        where name.hasSuffix(".tmp")
+            && prefixes.contains(where: { name.hasPrefix($0) && name.count == $0.count + 12 + 4 })
         {
             let path = directory + "/" + name
             if (try? Platform.fileStamp(path))?.isRegularFile == true {
