@@ -57,15 +57,11 @@ import Preferences
 /// All of its state lives on one serial queue.
 final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     private let storage: EtcdStorage
-    private let onEvent: @Sendable (StorageWatchEvent) -> Void
+    /// The caller's handler: nothing reaches it once ``cancel()`` has returned.
+    private let onEvent: CancellableHandler<StorageWatchEvent>
     private let queue = DispatchQueue(label: "preferences.etcd.watch")
     /// Health checks block; they run here, never on `queue`.
     private let checkQueue = DispatchQueue(label: "preferences.etcd.watch-check")
-    private let cancelled = Locked(false)
-    /// Held while an event is delivered and while the watch is cancelled,
-    /// so that no event reaches `onEvent` once ``cancel()`` has returned.
-    /// Recursive: `onEvent` may cancel the watch it is called by.
-    private let delivery = RecursiveLock()
     // The rest is touched only on `queue`.
     private var stream: (any EtcdLineStream)?
     /// The endpoint the current stream is on.
@@ -107,7 +103,7 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
 
     init(storage: EtcdStorage, onEvent: @escaping @Sendable (StorageWatchEvent) -> Void) {
         self.storage = storage
-        self.onEvent = onEvent
+        self.onEvent = CancellableHandler(onEvent)
         lastSaid = Array(repeating: nil, count: storage.configuration.endpoints.count)
     }
 
@@ -117,18 +113,12 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     }
 
     func cancel() {
-        let first = delivery.withLock {
-            cancelled.withLock { cancelled in
-                defer { cancelled = true }
-                return !cancelled
-            }
-        }
-        guard first else { return }
+        guard onEvent.cancel() else { return }
         storage.watchStarted(false)
         queue.async { self.endStream() }
     }
 
-    private var isCancelled: Bool { cancelled.withLock { $0 } }
+    private var isCancelled: Bool { onEvent.isCancelled }
 
     /// The longest a watch that stopped following the cluster takes to
     /// resume on another endpoint or report `.interrupted`: two check
@@ -277,10 +267,7 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     /// Hands `event` to `onEvent` unless the watch has been cancelled; a
     /// ``cancel()`` meanwhile waits until it has been handed over.
     private func deliver(_ event: StorageWatchEvent) {
-        delivery.withLock {
-            guard !isCancelled else { return }
-            onEvent(event)
-        }
+        onEvent.deliver(event)
     }
 
     /// Reconnects after a pause that grows with each failure in a row (50 ms to 1 s).

@@ -56,11 +56,7 @@ public enum PreferencesLocation {
             if let home = environment["PREFS_SYSTEM_HOME"], !home.isEmpty {
                 return URL(fileURLWithPath: home, isDirectory: true)
             }
-            #if canImport(Darwin)
-                return URL(fileURLWithPath: "/Library/Preferences/prefs", isDirectory: true)
-            #else
-                return URL(fileURLWithPath: "/var/lib/prefs", isDirectory: true)
-            #endif
+            return URL(fileURLWithPath: Platform.systemPreferencesDirectory, isDirectory: true)
         }
         if let home = environment["PREFS_HOME"], !home.isEmpty {
             return URL(fileURLWithPath: home, isDirectory: true)
@@ -69,13 +65,8 @@ public enum PreferencesLocation {
             return URL(fileURLWithPath: config, isDirectory: true).appendingPathComponent("prefs")
         }
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? Platform.homeDirectory()
-        #if canImport(Darwin)
-            return URL(fileURLWithPath: home, isDirectory: true)
-                .appendingPathComponent("Library/Application Support/prefs")
-        #else
-            return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(
-                ".config/prefs")
-        #endif
+        return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(
+            Platform.userPreferencesSubpath)
     }
 
     /// Throws unless `suite` is a valid suite name.

@@ -73,11 +73,7 @@ final class HTTPConnection {
                 _ = setsockopt(
                     socketDescriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one,
                     socklen_t(MemoryLayout<Int32>.size))
-                #if canImport(Darwin)
-                    _ = setsockopt(
-                        socketDescriptor, SOL_SOCKET, SO_NOSIGPIPE, &one,
-                        socklen_t(MemoryLayout<Int32>.size))
-                #endif
+                SocketSends.prepare(socketDescriptor)
                 return HTTPConnection(descriptor: socketDescriptor)
             } catch {
                 close(socketDescriptor)
@@ -138,12 +134,8 @@ final class HTTPConnection {
                 reusable = false
                 throw TransportFailure(message: "timed out sending", sent: true)
             }
-            let written = bytes[offset...].withUnsafeBytes { raw -> Int in
-                #if canImport(Darwin)
-                    return Darwin.send(descriptor, raw.baseAddress, raw.count, 0)
-                #else
-                    return Glibc.send(descriptor, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL))
-                #endif
+            let written = bytes[offset...].withUnsafeBytes { raw in
+                SocketSends.send(descriptor, raw)
             }
             if written < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
