@@ -58,7 +58,9 @@ import Preferences
 final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     private let storage: EtcdStorage
     private let onEvent: @Sendable (StorageWatchEvent) -> Void
-    private let queue = DispatchQueue(label: "preferences.etcd.watch")
+    /// Where the stream's work runs, one piece at a time (internal so that
+    /// a test can wait for the work queued so far with `queue.sync {}`).
+    let queue = DispatchQueue(label: "preferences.etcd.watch")
     /// Health checks block; they run here, never on `queue`.
     private let checkQueue = DispatchQueue(label: "preferences.etcd.watch-check")
     private let cancelled = Locked(false)
