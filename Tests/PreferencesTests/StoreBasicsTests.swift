@@ -314,7 +314,8 @@ import Testing
         #expect(try permissions(url) == 0o600)
         try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: url.path)
         try await store.set(.counter, 2)
-        #expect(try permissions(url) == 0o640, "the write replaced the file with other permission bits")
+        #expect(
+            try permissions(url) == 0o640, "the write replaced the file with other permission bits")
         #expect(try storedInteger("counter", in: url) == 2)
     }
 
