@@ -35,11 +35,15 @@
 #                         (MUTANTS_TIME_LIMIT seconds, 300 by default);
 #   CRASHED               the test runner died (a signal, a "Fatal error")
 #                         with no failing assertion;
-#   DEADLINE ONLY         the only issues were waits that ran out (an error
-#                         that says "deadline exceeded", Swift Testing's time
-#                         limit): the code was slow or silent, which tells
-#                         nothing about what it would have done;
+#   DEADLINE ONLY         the test's first issue was a wait that ran out
+#                         (an error that says "deadline exceeded", Swift
+#                         Testing's time limit; what fails after it fails
+#                         because of it): the code was slow or silent, which
+#                         tells nothing about what it would have done;
 #   SURVIVED              every named test passed: a test is missing.
+# A poll that gives up and whose result is then asserted (`eventually` in
+# the test support) cannot be told from an assertion here: a killing test
+# should await an event that comes whatever the code does, then assert.
 # It prints the commit, a table, and exits non-zero unless every mutant was
 # killed. Logs go to .build/mutants/logs/.
 set -euo pipefail
