@@ -18,7 +18,8 @@
 # test that cannot run here is reported skipped, never counted as a kill.
 #
 # The script checks out the current commit in a work tree of its own
-# (.build/mutants/work; your files are never touched) and builds it. Every
+# (.build/mutants/work, kept between runs; your files are never touched)
+# and builds it. Every
 # named test must exist and pass on the unmutated code, with no skip, and
 # every command must exit 0 there, or a kill would mean nothing. Then it
 # applies one patch, builds, runs each named test alone, and reverts.
@@ -58,11 +59,21 @@ work=$base/work
 logs=$base/logs
 limit=${MUTANTS_TIME_LIMIT:-300}
 mkdir -p "$logs"
-git worktree remove --force "$work" >/dev/null 2>&1 || rm -rf "$work"
-git worktree prune
-git worktree add --detach --force "$work" HEAD >/dev/null
-trap 'git -C "$root" worktree remove --force "$work" >/dev/null 2>&1 || true' EXIT
-commit=$(git -C "$work" rev-parse --short HEAD)
+commit=$(git rev-parse --short HEAD)
+# The work tree stays between runs and is only checked out afresh, so that
+# files that did not change keep their times and the next build compiles
+# only what changed (a new work tree would rebuild everything).
+if [[ -d $work && $(git -C "$work" rev-parse --show-toplevel 2>/dev/null) == "$root/$work" ]]; then
+    git -C "$work" checkout --quiet --force --detach "$commit"
+    git -C "$work" clean -fdxq
+else
+    rm -rf "$work"
+    git worktree prune
+    git worktree add --detach --force "$work" "$commit" >/dev/null
+fi
+# A patch applied when the run is stopped is taken back.
+applied=""
+trap '[[ -z $applied ]] || git -C "$work" apply -R "$root/$applied" 2>/dev/null || true' EXIT
 # One build directory across runs: each mutant rebuilds only what it touches.
 scratch=$root/$base/build
 
@@ -192,7 +203,9 @@ for patch in "${patches[@]}"; do
     tests=$(header "$patch" Tests)
     command=$(header "$patch" Command)
     log=$logs/$name.log
-    if ! git -C "$work" apply "$root/$patch" 2>"$log"; then
+    if git -C "$work" apply "$root/$patch" 2>"$log"; then
+        applied=$patch
+    else
         rows+=("$name${sep}does not apply (refresh the patch)${sep}${sep}$what")
         failed=1
         continue
@@ -247,6 +260,7 @@ for patch in "${patches[@]}"; do
     fi
     [[ $outcome == killed ]] || failed=1
     git -C "$work" apply -R "$root/$patch"
+    applied=""
     how=$( (IFS=';'; echo "${killers[*]:-}${others[*]:+; not kills: ${others[*]}}") | sed 's/;/; /g')
     rows+=("$name${sep}$outcome ($((SECONDS - started)) s)${sep}$how${sep}$what")
     if [[ $outcome == killed ]]; then
