@@ -59,7 +59,9 @@ final class EtcdWatchStream: StorageWatch, @unchecked Sendable {
     private let storage: EtcdStorage
     /// The caller's handler: nothing reaches it once ``cancel()`` has returned.
     private let onEvent: CancellableHandler<StorageWatchEvent>
-    private let queue = DispatchQueue(label: "preferences.etcd.watch")
+    /// Where the stream's work runs, one piece at a time (internal so that
+    /// a test can wait for the work queued so far with `queue.sync {}`).
+    let queue = DispatchQueue(label: "preferences.etcd.watch")
     /// Health checks block; they run here, never on `queue`.
     private let checkQueue = DispatchQueue(label: "preferences.etcd.watch-check")
     // The rest is touched only on `queue`.

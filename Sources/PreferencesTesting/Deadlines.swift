@@ -38,10 +38,13 @@ package enum TestTime {
     }
 }
 
-/// A wait that ran out of time; says what it waited for and what the child printed.
+/// A wait that ran out of time; says what it waited for and what the child
+/// printed. Its description begins "deadline exceeded: ", which tells a
+/// wait that ran out from an assertion that failed (`scripts/mutants.sh`
+/// counts only the latter as catching a bug).
 package struct DeadlineExceeded: Error, CustomStringConvertible {
     package let description: String
-    package init(description: String) { self.description = description }
+    package init(description: String) { self.description = "deadline exceeded: \(description)" }
 }
 
 /// The first of two outcomes wins; the other is dropped.

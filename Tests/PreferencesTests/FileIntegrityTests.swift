@@ -91,6 +91,33 @@ import Testing
         }
     }
 
+    /// S13's rule for a stamp that cannot be trusted: one not older than
+    /// the file clock by a tick (a nanosecond; two seconds on a file system
+    /// that keeps whole seconds) could be left as it is by a later change
+    /// of the same size, so the file's bytes are compared. Needs no root,
+    /// unlike the ramfs tests that show the same through real saves.
+    @Test func aStampWithinOneTickOfTheFileClockIsNotTrusted() {
+        let now: Int64 = 1_765_000_000_123_456_789
+        func stamp(at nanoseconds: Int64, wholeSeconds: Bool = false) -> Platform.FileStamp {
+            let seconds = nanoseconds / 1_000_000_000
+            let fraction = wholeSeconds ? 0 : nanoseconds % 1_000_000_000
+            return Platform.FileStamp(
+                device: 1, inode: 2, size: 3, modifiedSeconds: seconds,
+                modifiedNanoseconds: fraction, changedSeconds: seconds,
+                changedNanoseconds: fraction, isRegularFile: true, isDirectory: false,
+                mode: 0o600, uid: 0, gid: 0)
+        }
+        #expect(stamp(at: now).isRacy(at: now), "stamped in the clock's current tick")
+        #expect(stamp(at: now + 5).isRacy(at: now), "stamped after the clock was read")
+        #expect(!stamp(at: now - 1).isRacy(at: now), "a tick older than the clock")
+        #expect(
+            stamp(at: now - 1_000_000_000, wholeSeconds: true).isRacy(at: now),
+            "whole seconds, within two seconds of the clock")
+        #expect(
+            !stamp(at: now - 3_000_000_000, wholeSeconds: true).isRacy(at: now),
+            "whole seconds, three seconds older than the clock")
+    }
+
     @Test func aWriteReportsTheRevisionOfTheBytesItWrote() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("store.json")

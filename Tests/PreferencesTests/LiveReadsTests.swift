@@ -54,6 +54,25 @@ import Testing
         #expect(store[.counter] == 5)
     }
 
+    /// The store reads what its watch reports before any later work of its
+    /// own: once the work queued after the watch's event has run, a read
+    /// shows the other writer's value. The in-memory backend calls its
+    /// watchers within the write, so no wait is involved.
+    @Test func aChangeTheWatchReportsIsReadBeforeTheStoresNextWork() async throws {
+        let storage = InMemoryStorage()
+        let store = try await PreferencesStore(storage: storage)
+        #expect(store[.counter] == 0)
+        // Another writer's document, written to the backend directly.
+        let elsewhere = InMemoryStorage()
+        let writer = try await PreferencesStore(storage: elsewhere, liveReads: false)
+        try await writer.set(.counter, 9)
+        let bytes = try #require(elsewhere.bytes)
+        let written = try storage.write(bytes, ifRevision: try storage.currentRevision())
+        #expect(written != nil, "the direct write lost its compare-and-swap")
+        await store.core.queue.run {}
+        #expect(store[.counter] == 9, "the store did not read the change its watch reported")
+    }
+
     @Test func aStoreInAMissingDirectorySeesTheDirectoryAndFileAppear() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.url.appendingPathComponent("later/prefs.json")

@@ -304,6 +304,21 @@ import Testing
         #expect(try permissions(url) == 0o600)
     }
 
+    /// S14: a replaced file keeps the permission bits it had, here 0640
+    /// given by its owner, instead of the 0600 of a new file.
+    @Test func aReplacedFileKeepsItsPermissionBits() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let store = try await PreferencesStore(fileURL: url)
+        try await store.set(.counter, 1)
+        #expect(try permissions(url) == 0o600)
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: url.path)
+        try await store.set(.counter, 2)
+        #expect(
+            try permissions(url) == 0o640, "the write replaced the file with other permission bits")
+        #expect(try storedInteger("counter", in: url) == 2)
+    }
+
     @Test func filesAre0600AndNoTemporaryFilesAreLeft() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")

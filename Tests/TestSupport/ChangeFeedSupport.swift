@@ -105,10 +105,17 @@ private final class IteratorBox<Element: Sendable>: @unchecked Sendable {
     func next() async -> Element? { await iterator.next() }
 }
 
+/// A change feed that ended while a test waited for its next value: an
+/// outcome of the code under test, unlike a ``DeadlineExceeded``.
+package struct FeedEnded: Error, CustomStringConvertible {
+    package let description: String
+}
+
 extension AsyncStream.Iterator where Element: Sendable {
-    /// The feed's next value. When none comes within `timeout`, or the feed
-    /// ends first, it throws ``DeadlineExceeded`` naming `what` was awaited,
-    /// so a broken feed fails the test in seconds instead of hanging the run.
+    /// The feed's next value. When none comes within `timeout` it throws
+    /// ``DeadlineExceeded``, and when the feed ends first ``FeedEnded``, each
+    /// naming `what` was awaited, so a broken feed fails the test in seconds
+    /// instead of hanging the run.
     /// After a time out the iterator is still being read: do not use it again.
     package mutating func next(
         within timeout: Duration = .seconds(20), _ what: String
@@ -119,7 +126,7 @@ extension AsyncStream.Iterator where Element: Sendable {
         }
         self = box.iterator
         guard let value else {
-            throw DeadlineExceeded(description: "the feed ended while waiting for \(what)")
+            throw FeedEnded(description: "the feed ended while waiting for \(what)")
         }
         return value
     }
