@@ -3,8 +3,14 @@ import PreferencesEtcdTLS
 import PrefsCLI
 
 // `prefs` with TLS: `prefs` runs it, in its place, for `https` etcd endpoints.
-// An `async` main, not `runThisProcess()`: an https command always waits,
-// and `exit` from the thread it resumed on would run OpenSSL's clean-up
-// while URLSession's own thread may still be freeing its TLS state.
+//
+// It ends with `_exit`, not `exit`: `exit` runs OpenSSL's clean-up handlers,
+// while URLSession may still be freeing a released session's TLS state on
+// its own thread, and the two together can crash the process after the
+// command has done its work (a SEGV in `pthread_rwlock_unlock` under
+// `curl_multi_cleanup`), so that a change that was made would be reported
+// as failed. Nothing the tool needs runs at exit: its output is flushed here.
 let tool = PrefsTool(https: .tls(.systemTrustStore))
-exit(await tool.run(Array(CommandLine.arguments.dropFirst())).rawValue)
+let status = await tool.run(Array(CommandLine.arguments.dropFirst()))
+fflush(nil)
+_exit(status.rawValue)
