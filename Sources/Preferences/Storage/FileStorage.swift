@@ -88,7 +88,7 @@ public final class FileStorage: PreferencesStorage, StoragePrivacy {
     /// A stamp found older than the clock tick, and the hash of the bytes
     /// read with it: while the file keeps that stamp, it holds those bytes.
     private let trustedStamp = Locked<(stamp: Platform.FileStamp, hash: UInt64)?>(nil)
-    private let lastSweep = Locked<ContinuousClock.Instant?>(nil)
+    let lastSweep = Locked<ContinuousClock.Instant?>(nil)
     /// The target resolved for the open under way (``beginOpening()``).
     private let openingTarget = Locked<String?>(nil)
     /// Whether writes keep the file readable by its owner only (it holds
@@ -416,37 +416,6 @@ public final class FileStorage: PreferencesStorage, StoragePrivacy {
         let thread = Platform.currentThread()
         if let descriptor = holder.withLock({ $0?.thread == thread ? $0?.descriptor : nil }) {
             Platform.clearDirectorySyncDue(descriptor: descriptor)
-        }
-    }
-
-    /// Removes temporary files left by writers that died between creating
-    /// and renaming them: the file's (`.<name>.<random>.tmp`) and its
-    /// archive's, which a trim rewrites under the same lock
-    /// (`.<name>.history.<random>.tmp`). Called holding the lock, when no
-    /// other writer can be using one; at most once per
-    /// `orphanSweepInterval`.
-    private func removeOrphanedTemporaryFiles(of target: String) {
-        let now = ContinuousClock.now
-        let due = lastSweep.withLock { last in
-            if let previous = last, now - previous < orphanSweepInterval { return false }
-            last = now
-            return true
-        }
-        guard due else { return }
-        let directory = Platform.parentDirectory(of: target)
-        let file = "." + Platform.lastComponent(of: target) + "."
-        let prefixes = [file, file + "history."]
-        // Names first: only the few that look like this file's temporary
-        // files are looked at, not every entry of a shared directory.
-        guard let names = try? Platform.entryNames(directory) else { return }
-        for name in names
-        where name.hasSuffix(".tmp")
-            && prefixes.contains(where: { name.hasPrefix($0) && name.count == $0.count + 12 + 4 })
-        {
-            let path = directory + "/" + name
-            if (try? Platform.fileStamp(path))?.isRegularFile == true {
-                Platform.unlinkQuietly(path)
-            }
         }
     }
 
