@@ -77,6 +77,11 @@ enum ReferencePropertiesParser {
     private static func decode(_ bytes: [UInt8], encoding: PropertiesEncoding, file: String)
         throws -> DecodedText
     {
+        // Storage of capacity 0 is the runtime's one shared empty array,
+        // which `unsafeUninitializedCapacity` would write its count into
+        // (a race that ThreadSanitizer reports), so an empty file is
+        // decoded apart.
+        if bytes.isEmpty { return DecodedText(units: []) }
         // A byte gives at most one unit (four bytes, two), so the units are
         // written straight into storage of the bytes' count.
         var invalidAt: Int?
