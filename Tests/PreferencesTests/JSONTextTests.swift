@@ -121,10 +121,11 @@ import Testing
     }
 }
 
-/// Opening a store checks the `modified` member's entries without building
-/// them (``JSONText/parse(_:source:maxDepth:deferring:)``): every text must
-/// be accepted or rejected exactly as the full parse does, with the same
-/// message at the same line and column, and give the same other members.
+/// Opening a store checks the `modified` member's entries and the `history`
+/// member's without building them (``StoreDocument/readText(_:source:maxDepth:)``):
+/// every text must be accepted or rejected exactly as the general reader
+/// (`JSONText.parse`) does, with the same message at the same line and
+/// column, and give the same other members and the same entries.
 @Suite(.scaledTimeLimit(minutes: 10)) struct DeferredMemberParsingTests {
     static let document = Array(
         #"""
@@ -132,11 +133,12 @@ import Testing
          "modified": {"a": {"at": "2026-01-02T03:04:05Z", "by": "al\u00e9x \"q\"", "program": "p"},
                       "b": {"at": "é", "by": [[{"n": null, "f": false}], -0.5], "program": 12},
                       "c": 7, "a": {"at": "t", "by": "b", "program": "p", "sudo_user": "r"}},
+         "history": [{"sequence": 1, "changes": {"a": {"new": [1]}}}, 2.5],
          "zz": {"k": [1]}}
         """#.utf8)
 
     /// Both parses of `bytes`: the error text, or the value with
-    /// `modified` left out and the deferred entries' texts.
+    /// `modified` and `history` left out, and their entries' texts.
     static func outcomes(_ bytes: [UInt8], maxDepth: Int) -> (full: String, deferred: String) {
         let full: String
         do {
@@ -147,6 +149,10 @@ import Testing
                     entries = JSONText.encode(.object(records), pretty: false)
                     fields["modified"] = .null
                 }
+                if case .array(let history)? = fields["history"] {
+                    entries += " " + JSONText.encode(.array(history), pretty: false)
+                    fields["history"] = .null
+                }
                 full = JSONText.encode(.object(fields), pretty: false) + " " + entries
             } else {
                 full = JSONText.encode(value, pretty: false) + " "
@@ -156,17 +162,21 @@ import Testing
         }
         let deferred: String
         do {
-            let (value, found) = try JSONText.parse(
-                bytes, source: "f", maxDepth: maxDepth, deferring: "modified")
+            let text = try StoreDocument.readText(bytes, source: "f", maxDepth: maxDepth)
             var entries = ""
-            if let found {
+            if let found = text.recordEntries {
                 var records: [String: PreferenceValue] = [:]
-                for (key, range) in found {
-                    records[key] = try JSONText.parse(Array(bytes[range]), source: "f")
+                for entry in found {
+                    records[entry.key(in: bytes)] = try JSONText.parse(
+                        Array(bytes[entry.value]), source: "f")
                 }
                 entries = JSONText.encode(.object(records), pretty: false)
             }
-            deferred = JSONText.encode(value, pretty: false) + " " + entries
+            if let elements = text.historyElements {
+                let history = try elements.map { try JSONText.parse(Array(bytes[$0]), source: "f") }
+                entries += " " + JSONText.encode(.array(history), pretty: false)
+            }
+            deferred = JSONText.encode(text.value, pretty: false) + " " + entries
         } catch {
             deferred = "\(error)"
         }
@@ -177,6 +187,7 @@ import Testing
         let (full, deferred) = Self.outcomes(Self.document, maxDepth: 64)
         #expect(full == deferred)
         #expect(deferred.contains(#""a":{"at":"t","by":"b","program":"p","sudo_user":"r"}"#))
+        #expect(deferred.hasSuffix(#" [{"changes":{"a":{"new":[1]}},"sequence":1},2.5]"#))
     }
 
     @Test(arguments: [3, 4, 5, 6])
@@ -220,10 +231,10 @@ import Testing
         let (full, deferred) = Self.outcomes(Self.repeating, maxDepth: 64)
         #expect(full == deferred)
         #expect(deferred.contains(#""f":123"#))
-        let (_, found) = try JSONText.parse(
-            Self.repeating, source: "f", maxDepth: 64, deferring: "modified")
+        let found = try StoreDocument.readText(Self.repeating, source: "f", maxDepth: 64)
+            .recordEntries
         let texts = try #require(found).map {
-            String(decoding: Self.repeating[$0.range], as: UTF8.self)
+            String(decoding: Self.repeating[$0.value], as: UTF8.self)
         }
         #expect(texts[4...6] == ["12", "123", "12"])
         #expect(texts[9] == "\"st\"")
@@ -251,13 +262,17 @@ import Testing
         }
     }
 
-    @Test func aLaterModifiedMemberThatIsNoObjectLeavesNoEntries() throws {
+    @Test func aLaterMemberThatIsNoObjectOrArrayLeavesNoEntries() throws {
         let text = Array(
-            #"{"modified": {"a": {"at": "t", "by": "b", "program": "p"}}, "modified": 3}"#.utf8)
-        let (value, found) = try JSONText.parse(
-            text, source: "f", maxDepth: 8, deferring: "modified")
-        #expect(found == nil)
-        #expect(value == ["modified": 3])
+            #"""
+            {"modified": {"a": {"at": "t", "by": "b", "program": "p"}}, "modified": 3,
+             "history": [{"sequence": 1}], "history": {"sequence": 2}}
+            """#.utf8)
+        let read = try StoreDocument.readText(text, source: "f", maxDepth: 8)
+        #expect(read.recordEntries == nil)
+        #expect(read.historyElements == nil)
+        #expect(read.value == ["modified": 3, "history": ["sequence": 2]])
+        #expect(Self.outcomes(text, maxDepth: 8).full == Self.outcomes(text, maxDepth: 8).deferred)
     }
 }
 
@@ -288,8 +303,7 @@ import Testing
                 "\(text.debugDescription)")
             // Skipped (the deferred member's entries) as well as parsed.
             let wrapped = Array(#"{"modified": {"a": "#.utf8) + padding + quoted + Array("}}".utf8)
-            let (_, found) = try JSONText.parse(
-                wrapped, source: "f", maxDepth: 8, deferring: "modified")
+            let found = try StoreDocument.readText(wrapped, source: "f", maxDepth: 8).recordEntries
             #expect(found?.count == 1)
         }
     }
@@ -312,12 +326,10 @@ import Testing
                             throws: PreferencesError.self,
                             "byte \(bad) at \(position) of \(length), deferred \(deferred)"
                         ) {
-                            _ = try JSONText.parse(
-                                document, source: "f", maxDepth: 8, deferring: "modified")
+                            _ = try StoreDocument.readText(document, source: "f", maxDepth: 8)
                         }
                         do {
-                            _ = try JSONText.parse(
-                                document, source: "f", maxDepth: 8, deferring: "modified")
+                            _ = try StoreDocument.readText(document, source: "f", maxDepth: 8)
                         } catch {
                             // The control character's own column; a bad
                             // UTF-8 string is named at its opening quote.

@@ -200,21 +200,17 @@ import Testing
             {"values": {"b": {"z": 1, "a": 2}, "a": 1, "c": [{"q": 1}], "a": 2},
              "other": {"y": 1}, "modified": {"m": 1}}
             """#.utf8)
-        let parsed = try JSONText.parseDocument(
-            text, source: "f", maxDepth: 8, deferring: "modified", keyOrderOf: "values")
-        let keys = try #require(parsed.keyOrder).map { String(decoding: text[$0], as: UTF8.self) }
+        let parsed = try StoreDocument.readText(text, source: "f", maxDepth: 8)
+        let keys = try #require(parsed.valuesKeyOrder).map {
+            String(decoding: text[$0], as: UTF8.self)
+        }
         #expect(keys == [#""b""#, #""a""#, #""c""#, #""a""#])
-        #expect(parsed.deferred?.map { $0.key(in: text) } == ["m"])
+        #expect(parsed.recordEntries?.map { $0.key(in: text) } == ["m"])
 
         let repeated = Array(#"{"values": {"a": 1}, "values": {}}"#.utf8)
-        #expect(
-            try JSONText.parseDocument(
-                repeated, source: "f", maxDepth: 8, deferring: "modified", keyOrderOf: "values"
-            ).keyOrder == [])
+        #expect(try StoreDocument.readText(repeated, source: "f", maxDepth: 8).valuesKeyOrder == [])
         let notAnObject = Array(#"{"values": {"a": 1}, "values": [{"b": 1}]}"#.utf8)
         #expect(
-            try JSONText.parseDocument(
-                notAnObject, source: "f", maxDepth: 8, deferring: "modified", keyOrderOf: "values"
-            ).keyOrder == nil)
+            try StoreDocument.readText(notAnObject, source: "f", maxDepth: 8).valuesKeyOrder == nil)
     }
 }

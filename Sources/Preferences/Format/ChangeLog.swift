@@ -123,7 +123,7 @@ struct ChangeLog: Sendable {
     /// Anything else (entries missing, extra, repeated, in another order or
     /// spelled otherwise) takes the general way, by key.
     init<Values: Collection<String>>(
-        storedKeys: Values, storedOrder: [Range<Int>]? = nil, entries: [JSONText.DeferredMember],
+        storedKeys: Values, storedOrder: [Range<Int>]? = nil, entries: [StoreDocument.RecordEntry],
         in bytes: [UInt8], file: String
     ) {
         // `storedKeys` is a dictionary's keys: as many as the text lists

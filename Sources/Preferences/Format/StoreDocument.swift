@@ -90,16 +90,12 @@ extension StoreDocument {
             throw corrupted("file is \(bytes.count) bytes, over the limit of \(limits.maxFileSize)")
         }
         if bytes.isEmpty { throw corrupted("the file is empty") }
-        // The `modified` member's entries are checked as JSON but not built:
-        // most of them repeat the same record, which is built once below.
-        // The keys of `values` come in the order of the text as well, to
-        // pair them with those entries (see `ChangeLog`).
-        let parsed: JSONText.Document
+        // `values`, `modified` and `history` are read their own way
+        // (`StoreDocument+Decoding.swift`).
+        let parsed: Text
         do {
             // The envelope and `values` add two levels above the stored values.
-            parsed = try JSONText.parseDocument(
-                bytes, source: file, maxDepth: limits.maxDepth + 2, deferring: "modified",
-                keyOrderOf: "values", skimming: "history")
+            parsed = try readText(bytes, source: file, maxDepth: limits.maxDepth + 2)
         } catch PreferencesError.corrupted(_, let reason) {
             throw corrupted("not valid JSON: \(reason)")
         }
@@ -134,13 +130,13 @@ extension StoreDocument {
         }
         document.values = values
         _ = take("modified")
-        if let recordEntries = parsed.deferred {
+        if let recordEntries = parsed.recordEntries {
             document.modifications = ChangeLog(
-                storedKeys: values.keys, storedOrder: parsed.keyOrder, entries: recordEntries,
+                storedKeys: values.keys, storedOrder: parsed.valuesKeyOrder, entries: recordEntries,
                 in: bytes, file: file)
         }
         document.history = try DocumentHistory(
-            fields: fields, elements: parsed.skimmed, in: bytes, file: file)
+            fields: fields, elements: parsed.historyElements, in: bytes, file: file)
         for name in DocumentHistory.memberNames { fields[name] = nil }
         document.temporary = TemporaryValues(member: take("temporary"))
         if case .array(let names)? = take("secrets") {

@@ -8,20 +8,6 @@ extension JSONText {
         var index = 0
         /// Members of the objects being parsed, innermost last.
         var members: [(String, PreferenceValue)] = []
-        /// The top-level member whose object is checked but not built.
-        var deferredName: String?
-        /// That member's keys and value ranges, once it is read.
-        var deferredMembers: [DeferredMember]?
-        /// The top-level member whose keys are kept in the order of the text.
-        var orderedName: String?
-        /// The top-level member whose array elements are checked but not
-        /// built, and where each of them is in the text, once it is read.
-        var skimmedName: String?
-        var skimmedElements: [Range<Int>]?
-        /// Set just before that member's object is parsed; the object clears it.
-        var capturesNextObject = false
-        /// That member's keys' literals, once it is read (nil when it is no object).
-        var orderedKeys: [Range<Int>]?
 
         init(bytes: UnsafeBufferPointer<UInt8>, source: String, maxDepth: Int) {
             self.bytes = bytes
@@ -85,15 +71,25 @@ extension JSONText {
         }
 
         private mutating func parseObject(depth: Int) throws -> PreferenceValue {
+            try parseObject(depth: depth) { parser, _, _ in try parser.parseValue(depth: depth) }
+        }
+
+        /// Reads the object at `index`, nested `depth` levels deep, as
+        /// ``parseValue(depth:)`` does, except that each member's value is
+        /// read by `readValue`: given the parser at the value, the key, and
+        /// where the key's string literal is (quotes included), it moves
+        /// past the value and returns what the object holds for it. A
+        /// reader of one kind of document reads some members its own way so.
+        mutating func parseObject(
+            depth: Int,
+            readValue: (inout Parser, _ key: String, _ keyLiteral: Range<Int>) throws ->
+                PreferenceValue
+        ) throws -> PreferenceValue {
             if depth > maxDepth { throw error("nested deeper than \(maxDepth) levels") }
-            // Only this object, not the ones inside it, keeps its key order.
-            let keepsOrder = capturesNextObject
-            capturesNextObject = false
             index += 1
             skipWhitespace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
                 index += 1
-                if keepsOrder { orderedKeys = [] }
                 return .object([:])
             }
             // Members are gathered first and the dictionary built at its final
@@ -101,7 +97,6 @@ extension JSONText {
             // objects share the one buffer, each above its parent's members.
             let first = members.count
             defer { members.removeSubrange(first...) }
-            var keyLiterals: [Range<Int>] = []
             while true {
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unexpected end of text in object") }
@@ -110,43 +105,21 @@ extension JSONText {
                 }
                 let keyStart = index
                 let key = try parseString()
-                if keepsOrder { keyLiterals.append(keyStart..<index) }
+                let keyLiteral = keyStart..<index
                 skipWhitespace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
                     throw error("expected ':' after key \"\(key)\"")
                 }
                 index += 1
                 skipWhitespace()
-                if depth == 1, let skimmedName, key == skimmedName, index < bytes.count,
-                    bytes[index] == UInt8(ascii: "[")
-                {
-                    skimmedElements = try skimArray(depth: depth + 1)
-                    members.append((key, .null))
-                } else if depth == 1, let deferredName, key == deferredName {
-                    if index < bytes.count, bytes[index] == UInt8(ascii: "{") {
-                        deferredMembers = try skimObject(depth: depth + 1)
-                        members.append((key, .null))
-                    } else {
-                        deferredMembers = nil
-                        members.append((key, try parseValue(depth: depth)))
-                    }
-                } else {
-                    if depth == 1, let orderedName, key == orderedName {
-                        // The last member of the name counts, as in the dictionary.
-                        orderedKeys = nil
-                        capturesNextObject =
-                            index < bytes.count && bytes[index] == UInt8(ascii: "{")
-                    }
-                    let value = try parseValue(depth: depth)
-                    members.append((key, value))
-                }
+                let value = try readValue(&self, key, keyLiteral)
+                members.append((key, value))
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unexpected end of text in object") }
                 if bytes[index] == UInt8(ascii: ",") {
                     index += 1
                 } else if bytes[index] == UInt8(ascii: "}") {
                     index += 1
-                    if keepsOrder { orderedKeys = keyLiterals }
                     var fields = [String: PreferenceValue](minimumCapacity: members.count - first)
                     // Last duplicate wins, as in most JSON readers.
                     for position in first..<members.count {
