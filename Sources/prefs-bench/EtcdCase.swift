@@ -119,7 +119,7 @@ func executable(_ name: String) -> String? {
 /// outlives the benchmark by more than ten minutes), stopped at the end.
 final class BenchCluster {
     let endpoints: [URL]
-    private var processes: [Process] = []
+    private var processes: [BenchChild] = []
 
     private var dataDirectory: URL?
 
@@ -137,23 +137,19 @@ final class BenchCluster {
         dataDirectory = base
         let token = "bench-\(UUID().uuidString)"
         for index in names.indices {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-            process.arguments = [
-                "--signal=KILL", "600", server, "--name", names[index],
-                "--data-dir", base.appendingPathComponent(names[index]).path,
-                "--listen-client-urls", endpoints[index].absoluteString,
-                "--advertise-client-urls", endpoints[index].absoluteString,
-                "--listen-peer-urls", peers[index], "--initial-advertise-peer-urls", peers[index],
-                "--initial-cluster", initial, "--initial-cluster-state", "new",
-                "--initial-cluster-token", token,
-                "--logger", "zap", "--log-level", "error",
-            ]
             let log = base.appendingPathComponent("\(names[index]).log").path
-            _ = FileManager.default.createFile(atPath: log, contents: nil)
-            process.standardOutput = FileHandle(forWritingAtPath: log)
-            process.standardError = FileHandle(forWritingAtPath: log)
-            try process.run()
+            let process = try BenchChild(
+                "/usr/bin/timeout",
+                [
+                    "--signal=KILL", "600", server, "--name", names[index],
+                    "--data-dir", base.appendingPathComponent(names[index]).path,
+                    "--listen-client-urls", endpoints[index].absoluteString,
+                    "--advertise-client-urls", endpoints[index].absoluteString,
+                    "--listen-peer-urls", peers[index], "--initial-advertise-peer-urls",
+                    peers[index], "--initial-cluster", initial, "--initial-cluster-state", "new",
+                    "--initial-cluster-token", token,
+                    "--logger", "zap", "--log-level", "error",
+                ], output: .file(log), errors: .file(log))
             processes.append(process)
         }
         // Ready when a read goes through.
@@ -169,17 +165,17 @@ final class BenchCluster {
     }
 
     func stop() {
-        for process in processes where process.isRunning {
-            let wrapper = process.processIdentifier
+        for process in processes {
+            let wrapper = process.pid
             if let children = try? String(
                 contentsOfFile: "/proc/\(wrapper)/task/\(wrapper)/children", encoding: .utf8),
                 let server = children.split(separator: " ").first.flatMap({ Int32($0) })
             {
                 kill(server, SIGKILL)
             }
-            kill(wrapper, SIGKILL)
-            process.waitUntilExit()
+            process.kill()
         }
+        processes = []
         if let dataDirectory { try? FileManager.default.removeItem(at: dataDirectory) }
     }
 }
