@@ -28,12 +28,16 @@ let package = Package(
         // The one way the tool, the crash explorer and the benchmark start
         // a program: `posix_spawn`, only standard streams passed on.
         .target(name: "ProcessSpawning"),
+        // Free loopback ports and the command line of an etcd member, for
+        // the clusters the tests and the benchmark start.
+        .target(name: "LocalEtcd"),
         .target(
             name: "PrefsCLI", dependencies: ["Preferences", "PreferencesEtcd", "ProcessSpawning"]),
         .executableTarget(name: "prefs", dependencies: ["PrefsCLI"]),
         .executableTarget(name: "prefs-tls", dependencies: ["PrefsCLI", "PreferencesEtcdTLS"]),
         .executableTarget(
-            name: "prefs-bench", dependencies: ["Preferences", "PreferencesEtcd", "ProcessSpawning"]),
+            name: "prefs-bench",
+            dependencies: ["Preferences", "PreferencesEtcd", "LocalEtcd", "ProcessSpawning"]),
         // A small settings-driven service: migrates at start-up, reads typed
         // settings, and reacts to `prefs set` from another shell.
         .executableTarget(name: "prefs-example", dependencies: ["Preferences", "PreferencesEtcd"]),
@@ -55,7 +59,8 @@ let package = Package(
         .target(
             name: "PreferencesTestSupport",
             dependencies: [
-                "Preferences", "PreferencesEtcd", "PreferencesEtcdTLS", "PreferencesTesting",
+                "LocalEtcd", "Preferences", "PreferencesEtcd", "PreferencesEtcdTLS",
+                "PreferencesTesting",
             ],
             path: "Tests/TestSupport"
         ),
@@ -69,8 +74,8 @@ let package = Package(
         .testTarget(
             name: "PreferencesEtcdTests",
             dependencies: [
-                "Preferences", "PreferencesEtcd", "PreferencesEtcdTLS", "PreferencesTesting",
-                "PreferencesTestSupport", "prefs-harness",
+                "LocalEtcd", "Preferences", "PreferencesEtcd", "PreferencesEtcdTLS",
+                "PreferencesTesting", "PreferencesTestSupport", "prefs-harness",
             ]
         ),
         .testTarget(
@@ -80,8 +85,8 @@ let package = Package(
         .testTarget(
             name: "PrefsCLITests",
             dependencies: [
-                "Preferences", "PrefsCLI", "PreferencesTesting", "PreferencesTestSupport",
-                "ProcessSpawning", "prefs", "prefs-tls",
+                "LocalEtcd", "Preferences", "PrefsCLI", "PreferencesTesting",
+                "PreferencesTestSupport", "ProcessSpawning", "prefs", "prefs-tls",
             ]
         ),
     ],
