@@ -31,20 +31,11 @@ struct CheckingProcess {
         } catch {
             throw ExplorerError("\(error)")
         }
-        guard let pipe = child.output else { throw ExplorerError("no pipe from \(path)") }
-        defer { close(pipe) }
         let running = Locked(true)
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
             running.withLock { if $0 { child.send(SIGTERM) } }
         }
-        var output: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(pipe, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            output += buffer[..<count]
-        }
+        let output = child.readOutputToEnd()
         // Waited for without reaping it, then marked ended, then reaped: the
         // timer signals the child or its zombie, never a reused pid.
         child.waitUntilEnded()

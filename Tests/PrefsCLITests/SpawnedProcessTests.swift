@@ -62,17 +62,8 @@ import Testing
         let child = try SpawnedProcess(
             path, arguments, environment: [:], input: .discarded, output: .pipe,
             errors: .discarded)
-        let pipe = try #require(child.output)
         return try await onOwnThread("\(path) \(arguments.joined(separator: " "))") {
-            defer { close(pipe) }
-            var output: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { read(pipe, $0.baseAddress, $0.count) }
-                if count < 0 && errno == EINTR { continue }
-                if count <= 0 { break }
-                output += buffer[..<count]
-            }
+            let output = child.readOutputToEnd()
             return (String(decoding: output, as: UTF8.self), child.wait())
         }
     }

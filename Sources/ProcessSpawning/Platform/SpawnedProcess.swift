@@ -111,6 +111,21 @@ package struct SpawnedProcess: Sendable {
         (self.input, self.output, self.errors) = (ends[0], ends[1], ends[2])
     }
 
+    /// Reads the child's standard output (``Stream/pipe``) to its end and
+    /// closes this process's end of it; empty without a pipe.
+    package func readOutputToEnd() -> [UInt8] {
+        guard let output else { return [] }
+        defer { close(output) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return bytes }
+            bytes += buffer[..<count]
+        }
+    }
+
     /// Waits for the child to end, reaps it and returns how it ended.
     package func wait() -> Ending {
         var status: Int32 = 0
