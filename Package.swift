@@ -25,10 +25,19 @@ let package = Package(
         .target(name: "PreferencesEtcd", dependencies: ["Preferences"]),
         .target(name: "PreferencesEtcdTLS", dependencies: ["Preferences", "PreferencesEtcd"]),
         .target(name: "PreferencesTesting", dependencies: ["Preferences"]),
-        .target(name: "PrefsCLI", dependencies: ["Preferences", "PreferencesEtcd"]),
+        // The one way the tool, the crash explorer and the benchmark start
+        // a program: `posix_spawn`, only standard streams passed on.
+        .target(name: "ProcessSpawning"),
+        // Free loopback ports and the command line of an etcd member, for
+        // the clusters the tests and the benchmark start.
+        .target(name: "LocalEtcd"),
+        .target(
+            name: "PrefsCLI", dependencies: ["Preferences", "PreferencesEtcd", "ProcessSpawning"]),
         .executableTarget(name: "prefs", dependencies: ["PrefsCLI"]),
         .executableTarget(name: "prefs-tls", dependencies: ["PrefsCLI", "PreferencesEtcdTLS"]),
-        .executableTarget(name: "prefs-bench", dependencies: ["Preferences", "PreferencesEtcd"]),
+        .executableTarget(
+            name: "prefs-bench",
+            dependencies: ["Preferences", "PreferencesEtcd", "LocalEtcd", "ProcessSpawning"]),
         // A small settings-driven service: migrates at start-up, reads typed
         // settings, and reacts to `prefs set` from another shell.
         .executableTarget(name: "prefs-example", dependencies: ["Preferences", "PreferencesEtcd"]),
@@ -43,14 +52,15 @@ let package = Package(
         // that the explorer's own tests can feed it records built by hand.
         // It links the command-line tool's library to run `prefs`
         // commands in the recording process.
-        .target(name: "CrashStates", dependencies: ["Preferences", "PrefsCLI"]),
+        .target(name: "CrashStates", dependencies: ["Preferences", "PrefsCLI", "ProcessSpawning"]),
         .executableTarget(name: "prefs-crash-explorer", dependencies: ["CrashStates", "Preferences"]),
         // What the test targets share: temporary directories, child
         // processes with deadlines, test etcd clusters, common keys.
         .target(
             name: "PreferencesTestSupport",
             dependencies: [
-                "Preferences", "PreferencesEtcd", "PreferencesEtcdTLS", "PreferencesTesting",
+                "LocalEtcd", "Preferences", "PreferencesEtcd", "PreferencesEtcdTLS",
+                "PreferencesTesting",
             ],
             path: "Tests/TestSupport"
         ),
@@ -64,8 +74,8 @@ let package = Package(
         .testTarget(
             name: "PreferencesEtcdTests",
             dependencies: [
-                "Preferences", "PreferencesEtcd", "PreferencesEtcdTLS", "PreferencesTesting",
-                "PreferencesTestSupport", "prefs-harness",
+                "LocalEtcd", "Preferences", "PreferencesEtcd", "PreferencesEtcdTLS",
+                "PreferencesTesting", "PreferencesTestSupport", "prefs-harness",
             ]
         ),
         .testTarget(
@@ -75,8 +85,8 @@ let package = Package(
         .testTarget(
             name: "PrefsCLITests",
             dependencies: [
-                "Preferences", "PrefsCLI", "PreferencesTesting", "PreferencesTestSupport", "prefs",
-                "prefs-tls",
+                "LocalEtcd", "Preferences", "PrefsCLI", "PreferencesTesting",
+                "PreferencesTestSupport", "ProcessSpawning", "prefs", "prefs-tls",
             ]
         ),
     ],

@@ -49,10 +49,10 @@ package struct DeadlineExceeded: Error, CustomStringConvertible {
 
 /// The first of two outcomes wins; the other is dropped.
 private final class Race<Value: Sendable>: Sendable {
-    private let state = Locked<(CheckedContinuation<Value, any Error>?, Task<Void, Never>?)>(
-        (nil, nil))
+    private typealias Waiter = CheckedContinuation<Result<Value, any Error>?, Never>
+    private let state = Locked<(Waiter?, Task<Void, Never>?)>((nil, nil))
 
-    fileprivate func start(_ continuation: CheckedContinuation<Value, any Error>) {
+    fileprivate func start(_ continuation: CheckedContinuation<Result<Value, any Error>?, Never>) {
         state.withLock { $0.0 = continuation }
     }
 
@@ -65,13 +65,36 @@ private final class Race<Value: Sendable>: Sendable {
         if finished { timer.cancel() }
     }
 
-    fileprivate func finish(_ result: Result<Value, any Error>) {
+    /// Hands on `result` (nil: the time ran out) unless the other side came first.
+    fileprivate func finish(_ result: Result<Value, any Error>?) {
         let (continuation, timer) = state.withLock { state in
             defer { state = (nil, nil) }
             return state
         }
         timer?.cancel()
-        continuation?.resume(with: result)
+        continuation?.resume(returning: result)
+    }
+}
+
+/// The one race of the package's waits against their deadlines: calls
+/// `start` with a function to hand its outcome to (once, from any thread
+/// or task), and returns that outcome, or nil when `timeout` (taken as it
+/// is: scale it first) passes before it. What `start` began is left to
+/// finish on its own.
+package func outcome<Value: Sendable>(
+    within timeout: Duration,
+    _ start: (@escaping @Sendable (Result<Value, any Error>) -> Void) -> Void
+) async -> Result<Value, any Error>? {
+    let race = Race<Value>()
+    return await withCheckedContinuation { continuation in
+        race.start(continuation)
+        start { race.finish($0) }
+        race.setTimer(
+            Task {
+                try? await Task.sleep(for: timeout)
+                guard !Task.isCancelled else { return }
+                race.finish(nil)
+            })
     }
 }
 
@@ -85,21 +108,14 @@ package func onOwnThread<Value: Sendable>(
     detail: @escaping @Sendable () -> String = { "" },
     _ body: @escaping @Sendable () throws -> Value
 ) async throws -> Value {
-    let race = Race<Value>()
     let timeout = TestTime.scaled(timeout)
-    return try await withCheckedThrowingContinuation { continuation in
-        race.start(continuation)
-        startThread { race.finish(Result { try body() }) }
-        race.setTimer(
-            Task {
-                try? await Task.sleep(for: timeout)
-                guard !Task.isCancelled else { return }
-                race.finish(
-                    .failure(
-                        DeadlineExceeded(
-                            description: "\(what): no result within \(timeout)\(detail())")))
-            })
+    let result = await outcome(within: timeout) { finish in
+        startThread { finish(Result { try body() }) }
     }
+    guard let result else {
+        throw DeadlineExceeded(description: "\(what): no result within \(timeout)\(detail())")
+    }
+    return try result.get()
 }
 
 /// Awaits `body` for at most `timeout` (scaled by ``TestTime/scale``); on time out throws
@@ -108,19 +124,14 @@ package func withDeadline<Value: Sendable>(
     _ what: String, timeout: Duration = .seconds(60),
     _ body: @escaping @Sendable () async throws -> Value
 ) async throws -> Value {
-    let race = Race<Value>()
     let timeout = TestTime.scaled(timeout)
-    return try await withCheckedThrowingContinuation { continuation in
-        race.start(continuation)
-        Task { race.finish(await Result(catching: body)) }
-        race.setTimer(
-            Task {
-                try? await Task.sleep(for: timeout)
-                guard !Task.isCancelled else { return }
-                race.finish(
-                    .failure(DeadlineExceeded(description: "\(what): not within \(timeout)")))
-            })
+    let result = await outcome(within: timeout) { finish in
+        Task { finish(await Result(catching: body)) }
     }
+    guard let result else {
+        throw DeadlineExceeded(description: "\(what): not within \(timeout)")
+    }
+    return try result.get()
 }
 
 extension Result where Failure == any Error {

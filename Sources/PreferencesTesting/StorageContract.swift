@@ -161,11 +161,10 @@ public struct StorageContract: Sendable {
 
     /// Runs one check on a fresh subject.
     public func run(_ check: Check) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "preferences-contract-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let subject = try await makeSubject(directory)
+        let directory = try TemporaryDirectory()
+        // Removed when the check is over, not after its last use here.
+        defer { withExtendedLifetime(directory) {} }
+        let subject = try await makeSubject(directory.url)
         do {
             try await check.run(subject, self)
         } catch {

@@ -260,24 +260,20 @@ struct Cases {
             })
         let url = file("p5.json")
         try await seed(url, ["counter": 0])
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: benchPath)
-        child.arguments = ["--writer", url.path]
-        let input = Pipe()
-        let output = Pipe()
-        child.standardInput = input
-        child.standardOutput = output
-        try child.run()
-        let lines = LineReader(output.fileHandleForReading)
+        let child = try BenchChild(benchPath, ["--writer", url.path], input: .pipe, output: .pipe)
+        guard let input = child.input, let output = child.output else {
+            throw BenchFailure("no pipes to the --writer child")
+        }
+        let lines = LineReader(output)
         _ = lines.next()  // ready
         let external = try await deliveries(
             store: try await PreferencesStore(fileURL: url, limits: Cases.noHistory), count: count,
             write: { _, value in
-                input.fileHandleForWriting.write(Data("\(value)\n".utf8))
+                input.write(Data("\(value)\n".utf8))
                 return Int64(lines.next() ?? "") ?? 0
             })
-        try input.fileHandleForWriting.close()
-        child.waitUntilExit()
+        try input.close()
+        _ = child.wait()
         let localP50 = median(local)
         let externalP50 = median(external)
         return Row(

@@ -1,4 +1,5 @@
 import Foundation
+import LocalEtcd
 import Preferences
 import PreferencesEtcd
 
@@ -115,46 +116,31 @@ func executable(_ name: String) -> String? {
         .first { FileManager.default.isExecutableFile(atPath: $0) }
 }
 
-/// Three etcd members on loopback ports, each under `timeout` (so none
-/// outlives the benchmark by more than ten minutes), stopped at the end.
+/// Three etcd members on loopback ports (``LocalEtcdMember``, as the
+/// tests start theirs), each under `timeout` (so none outlives the
+/// benchmark by more than ten minutes), stopped at the end.
 final class BenchCluster {
     let endpoints: [URL]
-    private var processes: [Process] = []
+    private var processes: [BenchChild] = []
 
     private var dataDirectory: URL?
 
     init(server: String, directory: URL) throws {
-        let ports = try freePorts(6)
-        let names = ["b0", "b1", "b2"]
-        let peers = names.indices.map { "http://127.0.0.1:\(ports[2 * $0 + 1])" }
-        endpoints = names.indices.map { URL(string: "http://127.0.0.1:\(ports[2 * $0])")! }
-        let initial = names.indices.map { "\(names[$0])=\(peers[$0])" }.joined(separator: ",")
         // In memory where possible: the benchmark measures the client, not the disk.
         let base =
             FileManager.default.fileExists(atPath: "/dev/shm")
             ? URL(fileURLWithPath: "/dev/shm/prefs-bench-etcd-\(UUID().uuidString)") : directory
         try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
         dataDirectory = base
+        let members = try LocalEtcdMember.cluster(3, named: "b", in: base.path)
+        endpoints = members.map(\.clientURL)
         let token = "bench-\(UUID().uuidString)"
-        for index in names.indices {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-            process.arguments = [
-                "--signal=KILL", "600", server, "--name", names[index],
-                "--data-dir", base.appendingPathComponent(names[index]).path,
-                "--listen-client-urls", endpoints[index].absoluteString,
-                "--advertise-client-urls", endpoints[index].absoluteString,
-                "--listen-peer-urls", peers[index], "--initial-advertise-peer-urls", peers[index],
-                "--initial-cluster", initial, "--initial-cluster-state", "new",
-                "--initial-cluster-token", token,
-                "--logger", "zap", "--log-level", "error",
-            ]
-            let log = base.appendingPathComponent("\(names[index]).log").path
-            _ = FileManager.default.createFile(atPath: log, contents: nil)
-            process.standardOutput = FileHandle(forWritingAtPath: log)
-            process.standardError = FileHandle(forWritingAtPath: log)
-            try process.run()
-            processes.append(process)
+        for member in members {
+            let log = base.appendingPathComponent("\(member.name).log").path
+            let (program, arguments) = member.command(
+                server: server, cluster: members, token: token, lifetime: 600)
+            processes.append(
+                try BenchChild(program, arguments, output: .file(log), errors: .file(log)))
         }
         // Ready when a read goes through.
         do {
@@ -169,41 +155,13 @@ final class BenchCluster {
     }
 
     func stop() {
-        for process in processes where process.isRunning {
-            let wrapper = process.processIdentifier
-            if let children = try? String(
-                contentsOfFile: "/proc/\(wrapper)/task/\(wrapper)/children", encoding: .utf8),
-                let server = children.split(separator: " ").first.flatMap({ Int32($0) })
-            {
+        for process in processes {
+            if let server = LocalEtcdMember.server(underWrapper: process.pid) {
                 kill(server, SIGKILL)
             }
-            kill(wrapper, SIGKILL)
-            process.waitUntilExit()
+            process.kill()
         }
+        processes = []
         if let dataDirectory { try? FileManager.default.removeItem(at: dataDirectory) }
     }
-}
-
-/// Loopback ports that were free a moment ago (bound to port 0, then released).
-func freePorts(_ count: Int) throws -> [Int] {
-    var sockets: [Int32] = []
-    defer { for socket in sockets { close(socket) } }
-    var ports: [Int] = []
-    for _ in 0..<count {
-        let handle = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard handle >= 0 else { throw BenchFailure("socket: \(String(cString: strerror(errno)))") }
-        sockets.append(handle)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(handle, pointer, length) == 0 && getsockname(handle, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw BenchFailure("bind: \(String(cString: strerror(errno)))") }
-        ports.append(Int(UInt16(bigEndian: address.sin_port)))
-    }
-    return ports
 }

@@ -40,21 +40,12 @@ struct ProcessFootprint {
     static func whileRunning(_ executable: URL, _ arguments: [String], scratch: URL) throws
         -> ProcessFootprint
     {
-        let child = Process()
-        child.executableURL = executable
-        child.arguments = arguments
-        let output = Pipe()
-        child.standardOutput = output
-        try child.run()
-        defer {
-            kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
-        }
-        guard output.fileHandleForReading.readLine() != nil else {
+        let child = try BenchChild(executable.path, arguments, output: .pipe)
+        defer { child.kill() }
+        guard child.output?.readLine() != nil else {
             throw BenchFailure("\(executable.lastPathComponent) \(arguments) printed nothing")
         }
-        let maps = try FileHandle(
-            forReadingFrom: URL(fileURLWithPath: "/proc/\(child.processIdentifier)/maps"))
+        let maps = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(child.pid)/maps"))
         defer { try? maps.close() }
         // Read to the end: a file in /proc has no size to read up to.
         let text = String(decoding: try maps.readToEnd() ?? Data(), as: UTF8.self)
@@ -64,18 +55,10 @@ struct ProcessFootprint {
     /// The footprint of `prefs-harness maps FILE`: a service that opens a
     /// store on a file, sets a key, and prints its own maps.
     static func ofService(_ harness: URL, store: URL, scratch: URL) throws -> ProcessFootprint {
-        let child = Process()
-        child.executableURL = harness
-        child.arguments = ["maps", store.path]
-        let output = Pipe()
-        child.standardOutput = output
-        try child.run()
-        let text = String(
-            decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        child.waitUntilExit()
-        guard child.terminationStatus == 0 else {
-            throw BenchFailure("prefs-harness maps exited with \(child.terminationStatus)")
-        }
+        let child = try BenchChild(harness.path, ["maps", store.path], output: .pipe)
+        let text = String(decoding: child.output?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        let ending = child.wait()
+        guard ending == .exited(0) else { throw BenchFailure("prefs-harness maps \(ending)") }
         return ProcessFootprint(maps: text, executable: harness, scratch: scratch)
     }
 
@@ -162,12 +145,6 @@ func buildPrintOnlyProgram(in directory: URL, static: Bool) throws -> URL? {
 
 /// Runs `path` to its end, its output discarded; returns its exit status.
 private func run(_ path: String, _ arguments: [String]) throws -> Int32 {
-    let child = Process()
-    child.executableURL = URL(fileURLWithPath: path)
-    child.arguments = arguments
-    child.standardOutput = FileHandle.nullDevice
-    child.standardError = FileHandle.nullDevice
-    try child.run()
-    child.waitUntilExit()
-    return child.terminationStatus
+    let child = try BenchChild(path, arguments, output: .discarded, errors: .discarded)
+    return child.wait().code
 }

@@ -129,20 +129,14 @@ extension Cases {
     /// Ten `prefs-harness replica` processes on `key`, once each says "ready".
     private func startReplicas(
         _ harness: URL, key: String, environment: [String: String], extra: [String] = []
-    ) throws -> [Process] {
-        var children: [Process] = []
+    ) throws -> [BenchChild] {
+        var children: [BenchChild] = []
         for _ in 0..<10 {
-            let child = Process()
-            child.executableURL = harness
-            child.arguments = ["replica", key, "1000000"] + extra
-            child.environment = ProcessInfo.processInfo.environment.merging(environment) {
-                _, new in new
-            }
-            let output = Pipe()
-            child.standardOutput = output
-            try child.run()
+            let child = try BenchChild(
+                harness.path, ["replica", key, "1000000"] + extra, environment: environment,
+                output: .pipe)
             children.append(child)
-            let line = output.fileHandleForReading.readLine()
+            let line = child.output?.readLine()
             guard line == "ready" else {
                 stopReplicas(children)
                 throw BenchFailure("prefs-harness replica said \(line ?? "nothing")")
@@ -151,10 +145,7 @@ extension Cases {
         return children
     }
 
-    private func stopReplicas(_ children: [Process]) {
-        for child in children {
-            kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
-        }
+    private func stopReplicas(_ children: [BenchChild]) {
+        for child in children { child.kill() }
     }
 }

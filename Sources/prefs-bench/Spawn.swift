@@ -1,4 +1,5 @@
 import Foundation
+import ProcessSpawning
 
 #if canImport(Glibc)
     import Glibc
@@ -6,50 +7,67 @@ import Foundation
     import Darwin
 #endif
 
-/// Runs `path` with `arguments` through `posix_spawn`, reads its standard
-/// output to the end, and waits for it: a whole process as a shell starts
-/// one. Foundation's `Process` adds its own cost on the parent's side (on
-/// Linux it closes every descriptor up to the limit in the child), which
-/// is not the program's.
+/// A child of the benchmark, started as a shell starts one
+/// (``SpawnedProcess``: `posix_spawn`, no descriptor but its standard
+/// streams passed on), with its pipes as file handles, which close when
+/// they go away.
+struct BenchChild {
+    let process: SpawnedProcess
+    /// Its standard input, with `input: .pipe`.
+    let input: FileHandle?
+    /// Its standard output, with `output: .pipe`.
+    let output: FileHandle?
+
+    /// Starts `path` with `arguments` and this process's environment with
+    /// `environment` laid over it.
+    init(
+        _ path: String, _ arguments: [String], environment: [String: String] = [:],
+        input: SpawnedProcess.Stream = .inherited, output: SpawnedProcess.Stream = .inherited,
+        errors: SpawnedProcess.Stream = .inherited
+    ) throws {
+        do {
+            process = try SpawnedProcess(
+                path, arguments,
+                environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+                input: input, output: output, errors: errors)
+        } catch {
+            throw BenchFailure("\(error)")
+        }
+        self.input = process.input.map { FileHandle(fileDescriptor: $0, closeOnDealloc: true) }
+        self.output = process.output.map { FileHandle(fileDescriptor: $0, closeOnDealloc: true) }
+    }
+
+    var pid: pid_t { process.pid }
+
+    /// Waits for it to end and reaps it.
+    func wait() -> SpawnedProcess.Ending { process.wait() }
+
+    /// Kills it with SIGKILL and reaps it.
+    func kill() {
+        process.send(SIGKILL)
+        _ = process.wait()
+    }
+}
+
+/// Runs `path` with `arguments`, reads its standard output to the end, and
+/// waits for it: a whole process as a shell starts one. Foundation's
+/// `Process` adds its own cost on the parent's side (on Linux it closes
+/// every descriptor up to the limit in the child), which is not the
+/// program's.
 /// Returns the nanoseconds from the spawn to the exit, the exit status and
 /// the number of lines printed.
 func spawnAndWait(_ path: String, _ arguments: [String]) throws -> (
     nanoseconds: Double, status: Int32, lines: Int
 ) {
-    var fds: [Int32] = [0, 0]
-    guard pipe(&fds) == 0 else { throw BenchFailure("pipe failed") }
-    #if canImport(Darwin)
-        var actions: posix_spawn_file_actions_t? = nil
-    #else
-        var actions = posix_spawn_file_actions_t()
-    #endif
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-    posix_spawn_file_actions_addclose(&actions, fds[0])
-    posix_spawn_file_actions_addclose(&actions, fds[1])
-    let argv = ([path] + arguments).map { strdup($0) } + [nil]
-    let envp =
-        ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer { for pointer in argv + envp { free(pointer) } }
-    var pid: pid_t = 0
     let started = DispatchTime.now().uptimeNanoseconds
-    let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
-    close(fds[1])
-    defer { close(fds[0]) }
-    guard spawned == 0 else { throw BenchFailure("posix_spawn \(path) failed: \(spawned)") }
+    let child = try BenchChild(path, arguments, output: .pipe)
     var lines = 0
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let count = buffer.withUnsafeMutableBytes { read(fds[0], $0.baseAddress, $0.count) }
-        if count < 0 && errno == EINTR { continue }
-        if count <= 0 { break }
-        lines += buffer[..<count].reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+    while let data = try child.output?.read(upToCount: 65536), !data.isEmpty {
+        lines += data.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
     }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let ending = child.wait()
     let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started)
-    return (elapsed, (status >> 8) & 0xFF, lines)
+    return (elapsed, ending == .exited(0) ? 0 : ending.code, lines)
 }
 
 extension FileHandle {

@@ -23,22 +23,19 @@ extension Cases {
             local.append(try await lateness(of: round, store, &iterator))
         }
 
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: benchPath)
-        child.arguments = ["--temporary-writer", url.path]
-        let input = Pipe()
-        let output = Pipe()
-        child.standardInput = input
-        child.standardOutput = output
-        try child.run()
-        defer {
-            try? input.fileHandleForWriting.close()
-            child.waitUntilExit()
+        let child = try BenchChild(
+            benchPath, ["--temporary-writer", url.path], input: .pipe, output: .pipe)
+        guard let input = child.input, let output = child.output else {
+            throw BenchFailure("no pipes to the --temporary-writer child")
         }
-        _ = output.fileHandleForReading.readData(ofLength: 6)  // "ready\n"
+        defer {
+            try? input.close()
+            _ = child.wait()
+        }
+        _ = output.readData(ofLength: 6)  // "ready\n"
         var other: [Double] = []
         for round in rounds..<(2 * rounds) {
-            input.fileHandleForWriting.write(Data("\(round)\n".utf8))
+            input.write(Data("\(round)\n".utf8))
             other.append(try await lateness(of: round, store, &iterator))
         }
         let worst = max(local.max() ?? 0, other.max() ?? 0)

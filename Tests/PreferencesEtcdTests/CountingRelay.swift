@@ -1,4 +1,5 @@
 import Foundation
+import LocalEtcd
 import Preferences
 import PreferencesTestSupport
 import PreferencesTesting
@@ -47,7 +48,7 @@ final class CountingRelay: Sendable {
         guard member.scheme == "http", let memberPort = member.port else {
             throw RelayError(description: "the relay needs an http:// URL with a port: \(member)")
         }
-        guard let listener = EtcdCluster.bindLoopback(port: 0, reuseAddress: false) else {
+        guard let listener = LoopbackPorts.bind(port: 0, reuseAddress: false) else {
             throw RelayError(description: "no loopback port to listen on")
         }
         var address = sockaddr_in()
@@ -157,10 +158,10 @@ final class CountingRelay: Sendable {
     }
 
     private static func connectLoopback(port: Int) -> Int32? {
-        guard let socket = EtcdCluster.bindLoopback(port: 0, reuseAddress: false) else {
+        guard let socket = LoopbackPorts.bind(port: 0, reuseAddress: false) else {
             return nil
         }
-        var address = EtcdCluster.loopbackAddress(port: port)
+        var address = LoopbackPorts.address(port: port)
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0

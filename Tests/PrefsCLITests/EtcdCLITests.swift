@@ -1,4 +1,5 @@
 import Foundation
+import LocalEtcd
 import PreferencesEtcd
 import PreferencesTestSupport
 import Testing
@@ -96,7 +97,7 @@ struct EtcdCLITests {
 
     @Test func anUnreachableClusterIsExitFiveNamingTheEndpoints() async throws {
         // Held for the test, so that no server another test starts takes them.
-        let (ports, held) = try EtcdCluster.boundPorts(2)
+        let (ports, held) = try LoopbackPorts.bound(2)
         defer { for socket in held { close(socket) } }
         let endpoints = ports.map { "http://127.0.0.1:\($0)" }
         let result = try await prefs(["--etcd", endpoints.joined(separator: ","), "get", "x"])

@@ -1,4 +1,5 @@
 import Foundation
+import LocalEtcd
 import Preferences
 import PreferencesTesting
 
@@ -47,7 +48,7 @@ package final class CannedEtcd: Sendable {
 
     /// Starts answering each path in `answers` with its body.
     package init(_ answers: [String: String]) throws {
-        guard let listener = EtcdCluster.bindLoopback(port: 0, reuseAddress: false) else {
+        guard let listener = LoopbackPorts.bind(port: 0, reuseAddress: false) else {
             throw ServerError(description: "no loopback port to listen on")
         }
         var address = sockaddr_in()

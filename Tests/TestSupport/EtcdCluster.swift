@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LocalEtcd
 import Preferences
 import PreferencesEtcd
 import PreferencesEtcdTLS
@@ -46,15 +47,12 @@ package func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) as
 /// through ``offPool(_:)`` from async tests.
 package final class EtcdCluster: @unchecked Sendable {
     package struct Member {
-        package let name: String
-        package let clientPort: Int
-        package let peerPort: Int
-        package let dataDirectory: String
+        /// Its name, ports and data directory, and the command that runs it.
+        package let spec: LocalEtcdMember
         /// The member's `timeout` wrapper, which runs the server.
         package var child: RunningProcess?
-        package var scheme = "http"
-        package var clientURL: URL { URL(string: "\(scheme)://127.0.0.1:\(clientPort)")! }
-        package var peerURL: String { "http://127.0.0.1:\(peerPort)" }
+        package var name: String { spec.name }
+        package var clientURL: URL { spec.clientURL }
     }
 
     /// The longest a member process may live, in seconds: five minutes
@@ -105,14 +103,10 @@ package final class EtcdCluster: @unchecked Sendable {
         // bind (by another program on the machine): then the cluster starts
         // again on other ports, in fresh data directories.
         for attempt in 1...Self.startAttempts {
-            var ports = try Self.freePorts(2 * size)
-            members = (0..<size).map { index in
-                Member(
-                    name: "m\(index)", clientPort: ports.removeFirst(),
-                    peerPort: ports.removeFirst(),
-                    dataDirectory: directory.path + "/start\(attempt)/m\(index)", child: nil,
-                    scheme: tls == nil ? "http" : "https")
-            }
+            members = try LocalEtcdMember.cluster(
+                size, named: "m", in: directory.path + "/start\(attempt)",
+                scheme: tls == nil ? "http" : "https"
+            ).map { Member(spec: $0, child: nil) }
             for index in members.indices { try launch(index, state: "new") }
             do {
                 try waitForLeader(deadline: 20)
@@ -166,28 +160,19 @@ package final class EtcdCluster: @unchecked Sendable {
     }
 
     private func launch(_ index: Int, state: String) throws {
-        let member = members[index]
-        let initialCluster = members.map { "\($0.name)=\($0.peerURL)" }.joined(separator: ",")
-        let command = ChildCommand(
-            program: "/usr/bin/timeout",
-            [
-                // etcd dies with `timeout` (Linux only, as `timeout` is), which dies with the tests.
-                "--signal=KILL", "\(lifetime)", ChildCommand.setpriv, "--pdeathsig", "KILL",
-                etcdServerPath!,
-                "--name", member.name, "--data-dir", member.dataDirectory,
-                "--listen-client-urls", member.clientURL.absoluteString,
-                "--advertise-client-urls", member.clientURL.absoluteString,
-                "--listen-peer-urls", member.peerURL,
-                "--initial-advertise-peer-urls", member.peerURL,
-                "--initial-cluster", initialCluster,
-                "--initial-cluster-state", state,
-                "--initial-cluster-token", token,
+        let member = members[index].spec
+        let (program, arguments) = member.command(
+            server: etcdServerPath!, cluster: members.map(\.spec), state: state, token: token,
+            lifetime: lifetime,
+            // etcd dies with `timeout` (Linux only, as `timeout` is), which dies with the tests.
+            before: [ChildCommand.setpriv, "--pdeathsig", "KILL"],
+            extra: [
                 "--heartbeat-interval", "\(Self.heartbeat)",
                 "--election-timeout", "\(Self.electionTimeout)",
-                "--logger", "zap", "--log-level", "error",
             ] + extraArguments
-                + (tls.map { ["--cert-file", $0.certificate, "--key-file", $0.key] } ?? []),
-            output: .log(directory.path + "/\(member.name).log"))
+                + (tls.map { ["--cert-file", $0.certificate, "--key-file", $0.key] } ?? []))
+        let command = ChildCommand(
+            program: program, arguments, output: .log(directory.path + "/\(member.name).log"))
         let child = try command.start()
         lock.withLock { _ in members[index].child = child }
     }
@@ -195,10 +180,7 @@ package final class EtcdCluster: @unchecked Sendable {
     /// The etcd process under a member's `timeout` wrapper.
     private func serverPID(_ index: Int) -> Int32? {
         guard let wrapper = members[index].child?.process, wrapper.isRunning else { return nil }
-        let pid = wrapper.processIdentifier
-        let children = try? String(
-            contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)
-        return children?.split(separator: " ").first.flatMap { Int32($0) }
+        return LocalEtcdMember.server(underWrapper: wrapper.processIdentifier)
     }
 
     /// Kills a member with SIGKILL and waits (up to 10 s, scaled) until it is gone;

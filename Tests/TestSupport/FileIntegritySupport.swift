@@ -13,47 +13,26 @@ import Testing
 /// never block Swift's cooperative pool, children that hold a store's lock,
 /// and a file system with coarse timestamps.
 package enum FileIntegrity {
-    /// Resumes a continuation once, from whichever side finishes first.
-    private final class Once<T: Sendable>: Sendable {
-        package let continuation: Locked<CheckedContinuation<T?, Never>?>
-        package init(_ continuation: CheckedContinuation<T?, Never>) {
-            self.continuation = Locked(continuation)
-        }
-        package func resume(_ value: T?) {
-            continuation.withLock { $0.take() }?.resume(returning: value)
-        }
-    }
-
     /// Runs blocking `body` on a dedicated thread; nil when it has not
     /// finished within `seconds` (the thread is then left to finish).
     package static func onThread<T: Sendable>(
         within seconds: Double, _ body: @escaping @Sendable () -> T
     ) async -> T? {
-        await withCheckedContinuation { continuation in
-            let once = Once(continuation)
-            Thread { once.resume(body()) }.start()
-            DispatchQueue.global().asyncAfter(deadline: .now() + TestTime.scaled(seconds: seconds))
-            {
-                once.resume(nil)
-            }
+        let result: Result<T, any Error>? = await PreferencesTesting.outcome(
+            within: .seconds(TestTime.scaled(seconds: seconds))
+        ) { finish in
+            Thread { finish(.success(body())) }.start()
         }
+        return try? result?.get()
     }
 
     /// The outcome of `operation`; nil when it has not finished within `seconds`.
     package static func outcome<T: Sendable>(
         within seconds: Double, _ operation: @escaping @Sendable () async throws -> T
     ) async -> Result<T, any Error>? {
-        await withCheckedContinuation { continuation in
-            let once = Once(continuation)
-            Task {
-                do { once.resume(.success(try await operation())) } catch {
-                    once.resume(.failure(error))
-                }
-            }
-            DispatchQueue.global().asyncAfter(deadline: .now() + TestTime.scaled(seconds: seconds))
-            {
-                once.resume(nil)
-            }
+        await PreferencesTesting.outcome(within: .seconds(TestTime.scaled(seconds: seconds))) {
+            finish in
+            Task { finish(await Result(catching: operation)) }
         }
     }
 

@@ -9,21 +9,9 @@ import Testing
     import Darwin
 #endif
 
-/// A fresh directory for one test, removed when the test's scope ends.
-package final class TemporaryDirectory: Sendable {
-    package let url: URL
-    package var path: String { url.path }
-
-    package init(in parent: String? = nil) throws {
-        url = (parent.map { URL(fileURLWithPath: $0) } ?? FileManager.default.temporaryDirectory)
-            .appendingPathComponent("preferences-tests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    package func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
+/// The one temporary directory of the tests and the storage contract,
+/// named here too so that a test file needs only this module.
+package typealias TemporaryDirectory = PreferencesTesting.TemporaryDirectory
 
 /// A built product (`prefs`, `prefs-harness`) beside the test bundle.
 package func productURL(_ name: String) -> URL {

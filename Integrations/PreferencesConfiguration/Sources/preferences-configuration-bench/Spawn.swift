@@ -6,6 +6,9 @@ import Foundation
     import Darwin
 #endif
 
+// The main package's spawn helper (`SpawnedProcess`, `package` API) and `prefs-bench`'s
+// `BenchFailure` cannot be imported by another package: this benchmark keeps its own.
+
 /// A command that did not run as expected.
 struct BenchFailure: Error, CustomStringConvertible {
     var description: String

@@ -18,6 +18,9 @@ final class Progress: Sendable {
     var current: String { step.withLock { $0 } }
 }
 
+// The main package's deadline race (`outcome(within:_:)`) is `package` API, which another
+// package cannot import; this one also cancels the body, which its waits rely on.
+
 /// Runs `body`, cancelling it and throwing ``DeadlineExceeded`` with the
 /// step `progress` names when it has not finished within `deadline`
 /// (scaled by ``testTimeScale``).

@@ -1,5 +1,7 @@
 import Foundation
 
+// The main package's `TemporaryDirectory` is `package` API, which another package cannot import.
+
 /// A fresh directory for one test, removed when the value goes away.
 final class TemporaryDirectory: Sendable {
     let url: URL

@@ -10,6 +10,9 @@ import PreferencesEtcd
     import Darwin
 #endif
 
+// The main package's etcd launcher and port finder (`LocalEtcdMember`, `LoopbackPorts`) are not
+// a product, which another package cannot import; this one-member launcher is this package's own.
+
 /// A one-member etcd cluster for one test: its own process on free
 /// loopback ports with a data directory in a fresh temporary directory,
 /// killed by ``stop()`` (or when the value goes away).
