@@ -114,9 +114,9 @@ import Testing
     /// values, to values Swift calls equal but that are written differently
     /// (0.0 and -0.0, é in one scalar or two), keys added and removed,
     /// enough keys added at once that the dictionary grows, keys that need
-    /// escapes, a key in another spelling of the same name, nested values —
-    /// every write's bytes are exactly those of a fresh encoding, and most
-    /// writes took the order passed on.
+    /// escapes, a key swapped for another, a key in another spelling of the
+    /// same name, nested values — every write's bytes are exactly those of
+    /// a fresh encoding, and most writes took the order passed on.
     @Test func smallEditsOfALargeStoreWriteTheBytesOfAFreshEncoding() throws {
         let limits = PreferencesLimits()
         var values: [String: PreferenceValue] = [:]
@@ -149,7 +149,11 @@ import Testing
             switch round % 10 {
             case 0: edited["zero"] = .double(round % 20 == 0 ? -0.0 : 0.0)
             case 1: edited["accent"] = .string(round % 20 == 1 ? "cafe\u{301}" : "caf\u{e9}")
-            case 2: edited[key] = nil
+            case 2:
+                // One key swapped for another: as many keys as before, so
+                // only the order's check can tell that it no longer holds.
+                edited[key] = nil
+                edited["swapped.\(round)"] = .int(Int64(round))
             case 3: edited["added.\(round)"] = .string("new \(round)")
             case 4: edited["nested"] = ["list": [.int(Int64(round)), "two"], "flag": true]
             case 5: edited["quote\"\(250 * next(6))"] = .int(Int64(round))
