@@ -109,6 +109,89 @@ import Testing
         #expect(other.bytes == Self.reference(swapped))
     }
 
+    /// A store's writes pass each encoding's key order to the next. Through
+    /// a long run of small edits of a large store — values changed to other
+    /// values, to values Swift calls equal but that are written differently
+    /// (0.0 and -0.0, é in one scalar or two), keys added and removed,
+    /// enough keys added at once that the dictionary grows, keys that need
+    /// escapes, a key swapped for another, a key in another spelling of the
+    /// same name, nested values — every write's bytes are exactly those of
+    /// a fresh encoding, and most writes took the order passed on.
+    @Test func smallEditsOfALargeStoreWriteTheBytesOfAFreshEncoding() throws {
+        let limits = PreferencesLimits()
+        var values: [String: PreferenceValue] = [:]
+        var records: [String: ChangeRecord] = [:]
+        for index in 0..<1_500 {
+            let key = index % 250 == 0 ? "quote\"\(index)" : "setting.\(index)"
+            values[key] =
+                switch index % 4 {
+                case 0: .int(Int64(index))
+                case 1: .string("value \(index)")
+                case 2: .double(Double(index) / 8)
+                default: .bool(index % 3 == 0)
+                }
+            records[key] = Self.alice
+        }
+        values["zero"] = .double(0)
+        values["accent"] = .string("caf\u{e9}")
+        values["nested"] = ["list": [1, "two"], "flag": true]
+        var document = StoreDocument(values: values, modifications: ChangeLog(records))
+        var previous = try document.encode(file: "f", limits: limits, reusingKeyOrder: nil).keyOrder
+        var state: UInt64 = 42
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        var orderTaken = 0
+        for round in 0..<60 {
+            var edited = document.values
+            let key = "setting.\(next(1_500))"
+            switch round % 10 {
+            case 0: edited["zero"] = .double(round % 20 == 0 ? -0.0 : 0.0)
+            case 1: edited["accent"] = .string(round % 20 == 1 ? "cafe\u{301}" : "caf\u{e9}")
+            case 2:
+                // One key swapped for another: as many keys as before, so
+                // only the order's check can tell that it no longer holds.
+                edited[key] = nil
+                edited["swapped.\(round)"] = .int(Int64(round))
+            case 3: edited["added.\(round)"] = .string("new \(round)")
+            case 4: edited["nested"] = ["list": [.int(Int64(round)), "two"], "flag": true]
+            case 5: edited["quote\"\(250 * next(6))"] = .int(Int64(round))
+            case 6:
+                // Enough new keys that the dictionary grows and lays its
+                // keys out again.
+                if round == 6 {
+                    for extra in 0..<2_000 { edited["grown.\(extra)"] = .int(Int64(extra)) }
+                }
+            case 7:
+                // A key in another spelling of the same name: Swift's
+                // dictionary holds the same entry, the file the new bytes.
+                edited["caf\u{e9}.key"] = nil
+                edited["cafe\u{301}.key"] = .int(Int64(round))
+            default: edited[key] = .string("round \(round)")
+            }
+            var log = document.modifications
+            log = ChangeLog(
+                editing: log, baseValues: document.values, values: edited,
+                stamp: round % 2 == 0 ? Self.bob : Self.alice)
+            document = StoreDocument(values: edited, modifications: log)
+            let (bytes, order) = try document.encode(
+                file: "f", limits: limits, reusingKeyOrder: previous)
+            let fresh = try document.encode(file: "f", limits: limits)
+            // Compared as a whole, without printing some 100 KB of bytes.
+            let sameAsFresh = bytes == fresh
+            #expect(sameAsFresh, "round \(round): not the bytes of a fresh encoding")
+            if round % 10 == 0 {
+                let sameAsGeneral = bytes == Self.reference(document)
+                #expect(sameAsGeneral, "round \(round): not the bytes of the general writer")
+            }
+            if order == previous { orderTaken += 1 }
+            previous = order
+        }
+        // Most rounds change values only, and keep the order.
+        #expect(orderTaken >= 30, "\(orderTaken) of 60 rounds kept the key order")
+    }
+
     @Test func aLogThatListsFewKeysIsReadByPlace() throws {
         let document = Self.sharedRecordDocument()
         let listed = try #require(document.modifications.listedRecordNumbers(in: document.values))
