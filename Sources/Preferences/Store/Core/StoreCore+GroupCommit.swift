@@ -135,7 +135,7 @@ extension StoreCore {
         -> GroupCommitMachine<PendingEdit>.Action
     {
         do {
-            try committing("write") { () -> Bool? in
+            try committing("write") { () -> Void? in
                 if !state.withLock({ $0.current.loaded }) { try load(policy: corruption) }
                 try refreshBeforeWrite()
                 // Whether this attempt moved older history entries to the archive.
@@ -167,7 +167,7 @@ extension StoreCore {
                     case .readAgain:
                         return nil
                     case .finish, .fallBack:
-                        return true
+                        return ()
                     }
                 }
             }
