@@ -214,7 +214,8 @@ import Testing
         // Applied while the first write is prepared: the first edit, then
         // `maxLateTakes` takes of one edit each, and that again after each
         // of the `maxReencodes` encodings that found a new edit.
-        let perWrite = (StoreCore.maxLateTakes + 1) * (StoreCore.maxReencodes + 1)
+        typealias Machine = GroupCommitMachine<StoreCore.PendingEdit>
+        let perWrite = (Machine.maxLateTakes + 1) * (Machine.maxReencodes + 1)
         let chain = EditChain(core: store.core, length: perWrite + 5)
         var waiting: [Task<any Sendable, any Error>] = []
         for number in 1...chain.length {
@@ -264,7 +265,7 @@ final class EditChain: Sendable {
         let continuation = continuations.withLock { $0[number]! }
         return StoreCore.PendingEdit(
             id: UInt64.max - UInt64(number),
-            apply: { prefs in
+            transform: { prefs in
                 prefs[raw: "k\(number)"] = .int(Int64(number))
                 if number < self.length { self.core.enqueue(self.edit(number + 1)) }
                 return number

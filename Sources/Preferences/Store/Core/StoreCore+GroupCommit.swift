@@ -14,10 +14,14 @@ import Synchronization
 extension StoreCore {
     /// An edit waiting for a write. Its transform's result travels back as
     /// `any Sendable`, so an edit costs no box of its own (`()` for `set`).
-    struct PendingEdit: Sendable {
+    struct PendingEdit: GroupCommitEdit, Sendable {
         let id: UInt64
-        let apply: @Sendable (inout MutablePreferences) throws -> any Sendable
+        let transform: @Sendable (inout MutablePreferences) throws -> any Sendable
         let continuation: UnsafeContinuation<any Sendable, any Error>
+
+        func apply(to working: inout MutablePreferences) throws -> any Sendable {
+            try transform(&working)
+        }
 
         func complete(_ outcome: Result<any Sendable, any Error>) {
             continuation.resume(with: outcome)
@@ -58,7 +62,7 @@ extension StoreCore {
                     continuation.resume(throwing: CancellationError())
                     return
                 }
-                enqueue(PendingEdit(id: id, apply: apply, continuation: continuation))
+                enqueue(PendingEdit(id: id, transform: apply, continuation: continuation))
                 // Cancelled between the check above and the queueing, the
                 // handler found nothing to drop.
                 if Task.isCancelled { dropPending(id) }
@@ -99,160 +103,82 @@ extension StoreCore {
 
     private func drain() {
         while true {
-            var batch = state.withLock { state in
+            let batch = state.withLock { state in
                 let taken = state.edits.takeAll()
                 if taken.isEmpty { state.edits.draining = false }
                 return taken
             }
             if batch.isEmpty { return }
-            let outcomes = commit(&batch, takingLateEdits: true)
+            var machine = GroupCommitMachine(batch, takingLateEdits: true)
+            if commit(&machine) == .fallBack {
+                // One edit's result was too large: each edit gets its own
+                // write, so only the offending one fails.
+                let outcomes = machine.batch.map { edit in
+                    var alone = GroupCommitMachine([edit], takingLateEdits: false)
+                    _ = commit(&alone)
+                    return alone.outcomes[0]
+                }
+                for (edit, outcome) in zip(machine.batch, outcomes) { edit.complete(outcome) }
+                continue
+            }
             // By index: no copy of each edit and its outcome on the way.
-            for index in batch.indices { batch[index].complete(outcomes[index]) }
+            for index in machine.batch.indices {
+                machine.batch[index].complete(machine.outcomes[index])
+            }
         }
     }
 
-    /// How many times a write encodes its document again to take in edits
-    /// queued while it was encoding (see ``commit(_:takingLateEdits:)``).
-    static let maxReencodes = 2
-
-    /// How many times a write takes in edits queued while it applied the
-    /// ones it had, before it encodes (see ``commit(_:takingLateEdits:)``).
-    static let maxLateTakes = 8
-
-    /// Moves the edits queued since the batch was taken to its end; false
-    /// when there were none.
-    private func takeLateEdits(
-        into batch: inout [PendingEdit], outcomes: inout [Result<any Sendable, any Error>]
-    ) -> Bool {
-        let late = state.withLock { $0.edits.takeAll() }
-        if late.isEmpty { return false }
-        batch.append(contentsOf: late)
-        outcomes.append(
-            contentsOf: repeatElement(
-                .success(()) as Result<any Sendable, any Error>, count: late.count))
-        return true
-    }
-
-    /// Applies a batch of edits in one durable write; returns each edit's
-    /// outcome, by index in `batch`.
-    ///
-    /// With `takingLateEdits`, edits queued while the write is being
-    /// prepared join it, at the end of `batch`, in the order they were
-    /// queued — as long as the file has not been touched yet: those queued
-    /// while the batch's transforms ran (up to ``maxLateTakes`` times before
-    /// each encoding), and those queued while its document was encoded,
-    /// which is then encoded again (up to ``maxReencodes`` times in all, so
-    /// a steady stream of edits delays a write by two encodings, and the
-    /// edits taken in before each, at most; a backend without a lock that
-    /// loses its compare-and-swap applies the batch again, and may take in
-    /// more before each of its attempts). A burst of edits from many
-    /// tasks then costs one or two durable writes instead of one for the
-    /// first edit and one for the rest, and a lone edit costs one look at
-    /// the queue.
-    private func commit(_ batch: inout [PendingEdit], takingLateEdits: Bool)
-        -> [Result<any Sendable, any Error>]
+    /// Runs `machine`'s commit to its end (``GroupCommitMachine/Action/finish``
+    /// or ``GroupCommitMachine/Action/fallBack``), doing the I/O it asks for
+    /// through the one commit routine (``committing(_:_:)``).
+    private func commit(_ machine: inout GroupCommitMachine<PendingEdit>)
+        -> GroupCommitMachine<PendingEdit>.Action
     {
-        var outcomes = [Result<any Sendable, any Error>](
-            repeating: .success(()), count: batch.count)
-        var reencodes = takingLateEdits ? 0 : Self.maxReencodes
         do {
-            // The notes the batch's edits left, once it is committed.
-            let reports = try storage.withExclusiveAccess {
+            try committing("write") { () -> Void? in
                 if !state.withLock({ $0.current.loaded }) { try load(policy: corruption) }
-                return try retryingLostWrites("write") {
-                    try attemptCommit(
-                        &batch, outcomes: &outcomes, takingLateEdits: takingLateEdits,
-                        reencodes: &reencodes)
+                try refreshBeforeWrite()
+                // Whether this attempt moved older history entries to the archive.
+                var archived = false
+                let (current, revision) = state.withLock {
+                    ($0.current.snapshot, $0.current.revision)
+                }
+                // Temporary values that ended since the state was read no
+                // longer hold for the edits.
+                let base =
+                    current.document.temporary.isEmpty ? current : current.reading(at: Date())
+                var prepared: PreparedWrite?
+                var action = machine.start(over: base, limits: limits)
+                while true {
+                    switch action {
+                    case .takeLateEdits:
+                        action = machine.take(late: state.withLock { $0.edits.takeAll() })
+                    case .encode(let changedKeys):
+                        let change = entry(
+                            .edits, to: machine.working, over: base, keys: changedKeys)
+                        prepared = try prepareWrite(
+                            of: machine.working, over: base, adding: [change],
+                            changedKeys: changedKeys, archived: &archived)
+                        action = machine.encoded()
+                    case .write:
+                        guard let prepared else { preconditionFailure("a write before encoding") }
+                        let written = try write(prepared, ifRevision: revision, knownChanged: true)
+                        action = machine.wrote(written != nil)
+                    case .readAgain:
+                        return nil
+                    case .finish, .fallBack:
+                        return ()
+                    }
                 }
             }
-            if !reports.isEmpty { keep(reports) }
-        } catch PreferencesError.limitExceeded where batch.count > 1 {
-            // One edit's result was too large: give each edit its own write so
-            // only the offending one fails.
-            return batch.map { edit in
-                var alone = [edit]
-                return commit(&alone, takingLateEdits: false)[0]
-            }
+            if !machine.reports.isEmpty { keep(machine.reports) }
+            return .finish
         } catch {
+            let action = machine.failed(error)
             // A write can fail after the new file is already in place (the
             // directory fsync, say): re-read so memory shows what disk holds.
-            try? refreshIfChanged(policy: nil)
-            for index in outcomes.indices where (try? outcomes[index].get()) != nil {
-                outcomes[index] = .failure(error)
-            }
-        }
-        return outcomes
-    }
-
-    /// One attempt of ``commit(_:takingLateEdits:)``, holding exclusive
-    /// access: applies the batch to the state as read now, taking in late
-    /// edits, and writes it. Returns the edits' notes, or nil when the
-    /// compare-and-swap was lost (the next attempt applies the batch again).
-    private func attemptCommit(
-        _ batch: inout [PendingEdit], outcomes: inout [Result<any Sendable, any Error>],
-        takingLateEdits: Bool, reencodes: inout Int
-    ) throws -> [PreferencesProblem]? {
-        try refreshBeforeWrite()
-        // Whether this attempt moved older history entries to the archive.
-        var archived = false
-        let (current, revision) = state.withLock { ($0.current.snapshot, $0.current.revision) }
-        // Temporary values that ended since the state was read no longer
-        // hold for the edits.
-        let base = current.document.temporary.isEmpty ? current : current.reading(at: Date())
-        var working = MutablePreferences(snapshot: base, limits: limits)
-        var applied = 0
-        var lateTakes = takingLateEdits ? 0 : Self.maxLateTakes
-        while true {
-            for index in applied..<batch.count {
-                working.beginTransform()
-                do {
-                    let value = try batch[index].apply(&working)
-                    if let failure = working.failure { throw failure }
-                    working.endTransform()
-                    outcomes[index] = .success(value)
-                } catch {
-                    working.rollBackTransform()
-                    outcomes[index] = .failure(error)
-                }
-            }
-            applied = batch.count
-            if lateTakes < Self.maxLateTakes, takeLateEdits(into: &batch, outcomes: &outcomes) {
-                lateTakes += 1
-                continue
-            }
-            // The keys whose value differs from `base`, from the few the
-            // batch changed, where it knows them: then neither the check
-            // below nor the change records compare every value.
-            let changedKeys = working.changedKeys.map { keys in
-                keys.filter { working.values[$0] != base.values[$0] }
-            }
-            // S5: an edit that changes nothing writes nothing.
-            if working.version == base.version
-                && (!working.changed
-                    || (changedKeys.map(\.isEmpty) ?? (working.values == base.values)))
-                && !Self.changesTemporaryValues(base: base, working: working)
-            {
-                return working.reports
-            }
-            // Each key's old and new value, only when entries are kept: the
-            // change still takes its number.
-            let change = PendingEntry(
-                changes: keepsHistory(after: base)
-                    ? Self.changes(from: base.values, to: working.values, keys: changedKeys) : [:],
-                versionChange: working.version == base.version
-                    ? nil : (base.version, working.version),
-                causes: working.causes)
-            let (document, bytes) = try prepareWrite(
-                of: working, over: base, adding: [change], changedKeys: changedKeys,
-                archived: &archived)
-            if reencodes < Self.maxReencodes, takeLateEdits(into: &batch, outcomes: &outcomes) {
-                reencodes += 1
-                lateTakes = 0
-                continue
-            }
-            guard let written = try storage.write(bytes, ifRevision: revision) else { return nil }
-            publish(document, revision: written, knownChanged: true)
-            return working.reports
+            if action == .finish { try? refreshIfChanged(policy: nil) }
+            return action
         }
     }
 }

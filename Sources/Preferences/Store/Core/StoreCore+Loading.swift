@@ -57,7 +57,6 @@ extension StoreCore {
         if loaded, try storage.currentRevision() == known { return }
         let contents = try storage.read()
         let document: StoreDocument
-        var revision = contents.revision
         do {
             document = try decode(contents)
         } catch let error as PreferencesError {
@@ -65,22 +64,23 @@ extension StoreCore {
             guard case .corrupted = error else { throw error }
             if case .fail = policy.action { throw error }
             if !recovering { throw error }
-            (document, revision) = try storage.withExclusiveAccess {
-                // A backend without a lock may see the document change under
-                // the recovery (which then changes nothing): read again.
-                try retryingLostWrites("recover") {
-                    // Someone may have repaired or replaced the document meanwhile.
-                    let again = try storage.read()
-                    do {
-                        return (try decode(again), again.revision)
-                    } catch let error as PreferencesError {
-                        guard case .corrupted = error else { throw error }
-                        return try recover(from: error, contents: again, policy: policy)
-                    }
+            // A backend without a lock may see the document change under
+            // the recovery (which then changes nothing): read again.
+            try committing("recover") { () -> Void? in
+                // Someone may have repaired or replaced the document meanwhile.
+                let again = try storage.read()
+                do {
+                    publish(try decode(again), revision: again.revision)
+                    return ()
+                } catch let error as PreferencesError {
+                    guard case .corrupted = error else { throw error }
+                    return try recover(from: error, contents: again, policy: policy)
                 }
             }
+            state.withLock { $0.current.loaded = true }
+            return
         }
-        publish(document, revision: revision)
+        publish(document, revision: contents.revision)
         state.withLock { $0.current.loaded = true }
     }
 
@@ -89,12 +89,14 @@ extension StoreCore {
         return try StoreDocument.decode(bytes, file: storage.location, limits: limits)
     }
 
-    /// Applies a corruption policy to the corrupt `contents`; called holding
-    /// exclusive access. nil when the document changed meanwhile (a backend
-    /// without a lock): nothing was moved, and the caller reads again.
+    /// Applies a corruption policy to the corrupt `contents`, and publishes
+    /// the fresh start; called holding exclusive access. nil when the
+    /// document changed meanwhile (a backend without a lock): nothing was
+    /// moved, or what was written after the move stands, and the caller
+    /// reads again.
     private func recover(
         from error: PreferencesError, contents: StoredContents, policy: CorruptionPolicy
-    ) throws -> (StoreDocument, StorageRevision)? {
+    ) throws -> Void? {
         let replacement: [String: PreferenceValue]
         switch policy.action {
         case .fail:
@@ -113,10 +115,16 @@ extension StoreCore {
             }
         }
         // The reset is a change like any other: the first of a new history,
-        // with its own entry saying where the bad bytes went. It is made
+        // with its own entry saying where the bad bytes went. It is prepared
         // once before anything moves, so that a replacement the next open
         // would reject never costs the bad document its place.
-        _ = try resetDocument(replacement, place: "")
+        let base = PreferencesSnapshot(StoreDocument(), registeredDefaults: [:])
+        var working = MutablePreferences(snapshot: base, limits: limits)
+        for (key, value) in replacement { working[raw: key] = value }
+        var archived = false
+        _ = try prepareWrite(
+            of: working, over: base, adding: [entry(.reset(movedTo: ""), to: working, over: base)],
+            changedKeys: nil, archived: &archived)
         guard let place = try storage.setAsideCorrupt(contents, stamp: Self.timestamp()) else {
             return nil
         }
@@ -125,27 +133,12 @@ extension StoreCore {
                 PreferencesProblem(
                     key: nil, message: "\(error.description); the file was moved to \(place)"))
         }
-        let (document, bytes) = try resetDocument(replacement, place: place)
         // Someone wrote after the bad bytes were moved aside: theirs stands.
-        guard let written = try storage.write(bytes, ifRevision: .absent) else { return nil }
-        return (document, written)
-    }
-
-    /// The document that starts a store again after corruption: the
-    /// `replacement` values, as change #1 of a new history, attributed to
-    /// this process, naming `place`.
-    private func resetDocument(_ replacement: [String: PreferenceValue], place: String) throws
-        -> (document: StoreDocument, bytes: [UInt8])
-    {
-        let base = PreferencesSnapshot(StoreDocument(), registeredDefaults: [:])
-        var working = MutablePreferences(snapshot: base, limits: limits)
-        for (key, value) in replacement { working[raw: key] = value }
-        let entry = PendingEntry(
-            changes: Self.changes(from: [:], to: replacement, keys: nil), versionChange: nil,
-            causes: ["reset after corruption; the file was moved to \(place)"])
-        var archived = false
-        return try prepareWrite(
-            of: working, over: base, adding: [entry], changedKeys: nil, archived: &archived)
+        let reset = entry(.reset(movedTo: place), to: working, over: base)
+        guard try commit(working, over: base, adding: [reset], ifRevision: .absent) != nil else {
+            return nil
+        }
+        return ()
     }
 
     /// Now in UTC, to the second, without separators: `20261202T031209Z`.
@@ -172,14 +165,10 @@ extension StoreCore {
         } catch let error as PreferencesError {
             guard case .corrupted = error else { throw error }
             if let policy {
-                guard
-                    let (document, revision) = try recover(
-                        from: error, contents: contents, policy: policy)
-                else {
+                guard try recover(from: error, contents: contents, policy: policy) != nil else {
                     // Changed under the recovery: take whatever is there now.
                     return try refreshIfChanged(policy: policy)
                 }
-                publish(document, revision: revision)
             } else {
                 changeProblems {
                     $0.problems.file = [

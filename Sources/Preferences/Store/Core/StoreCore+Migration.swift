@@ -10,50 +10,39 @@ extension StoreCore {
         guard try migrations.contains(where: { try $0.shouldMigrate(current) }) else { return }
         // Without a lock (a distributed backend), a lost compare-and-swap
         // runs the steps again on the newer state rather than failing the open.
-        let (ran, reports) = try storage.withExclusiveAccess {
-            try retryingLostWrites("migrate") {
-                () -> ([any PreferencesMigration], [PreferencesProblem])? in
-                try refreshIfChanged(policy: policy)
-                let (base, revision) = state.withLock { ($0.current.snapshot, $0.current.revision) }
-                var working = MutablePreferences(snapshot: base, limits: limits)
-                var ran: [any PreferencesMigration] = []
-                // Each step that changes something is a change of its own,
-                // with its own sequence number and entry (H1, H2).
-                var steps: [PendingEntry] = []
-                for migration in migrations where try migration.shouldMigrate(working.snapshot) {
-                    let (before, version) = (working.values, working.version)
-                    do {
-                        try migration.migrate(&working)
-                        if let failure = working.failure { throw failure }
-                    } catch let error as PreferencesError {
-                        throw error
-                    } catch {
-                        throw PreferencesError.migrationFailed(
-                            step: migration.name, reason: "\(error)")
-                    }
-                    ran.append(migration)
-                    let changes = Self.changes(from: before, to: working.values, keys: nil)
-                    let causes = ["migration: \(migration.name)"] + working.takeCauses()
-                    if !changes.isEmpty || working.version != version {
-                        steps.append(
-                            PendingEntry(
-                                changes: changes,
-                                versionChange: working.version == version
-                                    ? nil : (version, working.version), causes: causes))
-                    }
+        let (ran, reports) = try committing("migrate") {
+            () -> ([any PreferencesMigration], [PreferencesProblem])? in
+            try refreshIfChanged(policy: policy)
+            let (base, revision) = state.withLock { ($0.current.snapshot, $0.current.revision) }
+            var working = MutablePreferences(snapshot: base, limits: limits)
+            var ran: [any PreferencesMigration] = []
+            // Each step that changes something is a change of its own,
+            // with its own sequence number and entry (H1, H2).
+            var steps: [PendingEntry] = []
+            for migration in migrations where try migration.shouldMigrate(working.snapshot) {
+                let before = (values: working.values, version: working.version)
+                do {
+                    try migration.migrate(&working)
+                    if let failure = working.failure { throw failure }
+                } catch let error as PreferencesError {
+                    throw error
+                } catch {
+                    throw PreferencesError.migrationFailed(
+                        step: migration.name, reason: "\(error)")
                 }
-                if working.values != base.values || working.version != base.version {
-                    var archived = false
-                    let (document, bytes) = try prepareWrite(
-                        of: working, over: base, adding: steps, changedKeys: nil,
-                        archived: &archived)
-                    guard let written = try storage.write(bytes, ifRevision: revision) else {
-                        return nil
-                    }
-                    publish(document, revision: written)
+                ran.append(migration)
+                let step = entry(
+                    .migration(name: migration.name), to: working, over: base, since: before)
+                _ = working.takeCauses()
+                if working.values != before.values || working.version != before.version {
+                    steps.append(step)
                 }
-                return (ran, working.reports)
             }
+            if working.values != base.values || working.version != base.version {
+                guard try commit(working, over: base, adding: steps, ifRevision: revision) != nil
+                else { return nil }
+            }
+            return (ran, working.reports)
         }
         var problems = reports
         for migration in ran {

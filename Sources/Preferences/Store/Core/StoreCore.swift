@@ -20,8 +20,9 @@ import Dispatch
 /// | reads and publishing a new state | this file | ``State/current`` |
 /// | opening, reloading, corruption | `StoreCore+Loading.swift` | ``State/current`` |
 /// | edits and group commit | `StoreCore+GroupCommit.swift` | ``State/edits`` |
+/// | group commit's rules, as a value | `GroupCommitMachine.swift` | (its own) |
 /// | migrations | `StoreCore+Migration.swift` | — |
-/// | one write, and its attempts | `StoreCore+Write.swift` | — |
+/// | the one commit routine every write goes through | `StoreCore+Commit.swift` | — |
 /// | history entries, the archive, secrets | `StoreCore+History.swift` | ``State/secrets`` |
 /// | temporary values and their end | `StoreCore+Temporary.swift` | ``State/current`` |
 /// | the watch, live reads, feeds | `StoreCore+Watching.swift` | ``State/watching`` |
