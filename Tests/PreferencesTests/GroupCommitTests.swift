@@ -139,6 +139,65 @@ import Testing
         #expect(try Data(contentsOf: url) == before)
         #expect(storage.writes.load(ordering: .relaxed) == writesBefore)
     }
+
+    /// A batch whose document would be too large for the file's limit
+    /// falls back to one write per edit: only the edit that makes it too
+    /// large fails, each caller gets its own outcome once, and the others'
+    /// values are on disk.
+    @Test func aBatchTooLargeForOneWriteFailsOnlyTheEditThatMadeItSo() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        var limits = PreferencesLimits()
+        limits.maxFileSize = 2048
+        let store = try await PreferencesStore(storage: FileStorage(fileURL: url), limits: limits)
+        try await store.set(.counter, 1)
+
+        let release = DispatchSemaphore(value: 0)
+        let (started, running) = AsyncStream<Void>.makeStream()
+        // The fallback applies every edit of the batch again, this one
+        // too: it holds the queue only the first time.
+        let held = Locked(false)
+        let holder = Task {
+            try await store.edit { _ in
+                guard !held.withLock({ $0 }) else { return }
+                held.withLock { $0 = true }
+                running.yield(); release.wait()
+            }
+        }
+        for await _ in started { break }
+        let values: [(String, PreferenceValue)] = [
+            ("a", "first"), ("huge", .string(String(repeating: "x", count: 4096))), ("b", "third"),
+        ]
+        var tasks: [Task<String, any Error>] = []
+        for (number, (key, value)) in values.enumerated() {
+            tasks.append(
+                Task {
+                    try await store.edit { prefs in
+                        prefs[raw: key] = value
+                        return key
+                    }
+                })
+            let waiting = await eventually { store.pendingEditCount == number + 1 }
+            #expect(waiting, "the edit of \(key) never reached the queue")
+        }
+        release.signal()
+        try await holder.value
+
+        #expect(try await tasks[0].value == "a")
+        await #expect {
+            try await tasks[1].value
+        } throws: { error in
+            guard case PreferencesError.limitExceeded = error else { return false }
+            return true
+        }
+        #expect(try await tasks[2].value == "b")
+        let onDisk = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any]
+        let stored = onDisk?["values"] as? [String: Any]
+        #expect(stored?["a"] as? String == "first")
+        #expect(stored?["b"] as? String == "third")
+        #expect(stored?["huge"] == nil)
+        #expect(stored?["counter"] as? Int == 1)
+    }
 }
 
 /// A write takes in the edits queued while it is being prepared, as long as

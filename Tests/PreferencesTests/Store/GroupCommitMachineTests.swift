@@ -234,6 +234,27 @@ import Testing
         #expect(machine.wrote(true) == .finish)
     }
 
+    /// An edit that failed on a state whose write was then refused did not
+    /// fail for good: if reading the state again fails, every edit gets that
+    /// failure, not the one worked out on the state given up.
+    @Test func aFailureAfterALostCompareAndSwapIsEveryEditsOwn() throws {
+        struct Unreadable: Error {}
+        let increment = Step("increment") { prefs in
+            guard case .int(let value)? = prefs[raw: "n"] else { throw Refused() }
+            prefs[raw: "n"] = .int(value + 1)
+            return value + 1
+        }
+        var machine = Machine([increment, .set("a", 1)], takingLateEdits: false)
+        #expect(machine.start(over: PreferencesSnapshot(), limits: Self.limits) != .finish)
+        #expect(throws: Refused.self) { try machine.outcomes[0].get() }
+        #expect(machine.encoded() == .write)
+        #expect(machine.wrote(false) == .readAgain)
+        // Reading the state again fails before the batch is applied again.
+        #expect(machine.failed(Unreadable()) == .finish)
+        #expect(throws: Unreadable.self) { try machine.outcomes[0].get() }
+        #expect(throws: Unreadable.self) { try machine.outcomes[1].get() }
+    }
+
     /// A document too large for one write (``PreferencesError/limitExceeded``)
     /// sends a batch of several edits back to one write each, where only the
     /// edit that makes it too large fails; any other failure, or one edit

@@ -128,7 +128,13 @@ struct GroupCommitMachine<Edit: GroupCommitEdit> {
     /// The write is over: durable, or (`succeeded` false) refused because
     /// someone wrote since the state was read.
     mutating func wrote(_ succeeded: Bool) -> Action {
-        succeeded ? .finish : .readAgain
+        if succeeded { return .finish }
+        // The outcomes were worked out on a state that was never written:
+        // the next attempt works them out again, and a failure before it
+        // (reading the state again, the attempts running out) fails every
+        // edit with its own error, never with one from the state given up.
+        outcomes = Array(repeating: .success(()), count: outcomes.count)
+        return .readAgain
     }
 
     /// The commit failed with `error`: each edit that had succeeded fails

@@ -116,6 +116,8 @@ extension StoreCore {
                 let outcomes = machine.batch.map { edit in
                     var alone = GroupCommitMachine([edit], takingLateEdits: false)
                     _ = commit(&alone)
+                    // Alone, it took no late edit: no other caller waits on it.
+                    precondition(alone.batch.count == 1)
                     return alone.outcomes[0]
                 }
                 for (edit, outcome) in zip(machine.batch, outcomes) { edit.complete(outcome) }
