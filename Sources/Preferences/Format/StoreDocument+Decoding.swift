@@ -143,16 +143,7 @@ extension JSONText.Parser {
                 _ = try parseString()
             }
             let quotedKey = keyStart..<index
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
-                let end = index
-                index = keyStart
-                let key = try parseString()
-                index = end
-                throw error("expected ':' after key \"\(key)\"")
-            }
-            index += 1
-            skipWhitespace()
+            try skipColon(afterKeyAt: keyStart)
             let start = index
             if let checked, start + checked.count <= bytes.count,
                 JSONText.sameBytes(

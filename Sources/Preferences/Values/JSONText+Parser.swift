@@ -106,12 +106,7 @@ extension JSONText {
                 let keyStart = index
                 let key = try parseString()
                 let keyLiteral = keyStart..<index
-                skipWhitespace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
-                    throw error("expected ':' after key \"\(key)\"")
-                }
-                index += 1
-                skipWhitespace()
+                try skipColon(afterKey: key)
                 let value = try readValue(&self, key, keyLiteral)
                 members.append((key, value))
                 skipWhitespace()
@@ -147,12 +142,7 @@ extension JSONText {
                     throw error("expected a string key")
                 }
                 let key = try parseString()
-                skipWhitespace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
-                    throw error("expected ':' after key \"\(key)\"")
-                }
-                index += 1
-                skipWhitespace()
+                try skipColon(afterKey: key)
                 found.append((key, try parseValue(depth: 1)))
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unexpected end of text in object") }
@@ -353,5 +343,33 @@ extension JSONText {
         private func isDigit(_ byte: UInt8) -> Bool {
             byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
         }
+    }
+}
+
+extension JSONText.Parser {
+    /// Steps over the `:` after the key `key` and the whitespace around it,
+    /// or fails naming the key.
+    mutating func skipColon(afterKey key: String) throws {
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+            throw error("expected ':' after key \"\(key)\"")
+        }
+        index += 1
+        skipWhitespace()
+    }
+
+    /// ``skipColon(afterKey:)`` for a key stepped over unread, which starts
+    /// at `keyStart`: it is read only to name it when the `:` is missing.
+    mutating func skipColon(afterKeyAt keyStart: Int) throws {
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+            let end = index
+            index = keyStart
+            let key = try parseString()
+            index = end
+            throw error("expected ':' after key \"\(key)\"")
+        }
+        index += 1
+        skipWhitespace()
     }
 }

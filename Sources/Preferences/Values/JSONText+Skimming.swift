@@ -58,16 +58,7 @@ extension JSONText.Parser {
                     }
                     let keyStart = index
                     try skipString()
-                    skipWhitespace()
-                    guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
-                        let end = index
-                        index = keyStart
-                        let key = try parseString()
-                        index = end
-                        throw error("expected ':' after key \"\(key)\"")
-                    }
-                    index += 1
-                    skipWhitespace()
+                    try skipColon(afterKeyAt: keyStart)
                 }
                 try skipValue(depth: depth + 1)
                 skipWhitespace()
