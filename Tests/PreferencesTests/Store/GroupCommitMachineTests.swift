@@ -23,6 +23,15 @@ import Testing
             try body(&working)
         }
 
+        /// Adds one to `n`, and fails where `n` is not stored.
+        static var increment: Step {
+            Step("increment") { prefs in
+                guard case .int(let value)? = prefs[raw: "n"] else { throw Refused() }
+                prefs[raw: "n"] = .int(value + 1)
+                return value + 1
+            }
+        }
+
         /// Sets `key` to `value`.
         static func set(_ key: String, _ value: PreferenceValue) -> Step {
             Step("set \(key)") { prefs in
@@ -214,12 +223,7 @@ import Testing
     /// A lost compare-and-swap applies the whole batch again to the state
     /// read again: each outcome is the one on that state.
     @Test func aLostCompareAndSwapAppliesTheBatchAgainToTheNewState() throws {
-        let increment = Step("increment") { prefs in
-            guard case .int(let value)? = prefs[raw: "n"] else { throw Refused() }
-            prefs[raw: "n"] = .int(value + 1)
-            return value + 1
-        }
-        var machine = Machine([increment, .set("a", 1)], takingLateEdits: false)
+        var machine = Machine([.increment, .set("a", 1)], takingLateEdits: false)
         // Ours read no `n`: the increment fails there.
         #expect(machine.start(over: PreferencesSnapshot(), limits: Self.limits) != .finish)
         #expect(throws: Refused.self) { try machine.outcomes[0].get() }
@@ -239,12 +243,7 @@ import Testing
     /// failure, not the one worked out on the state given up.
     @Test func aFailureAfterALostCompareAndSwapIsEveryEditsOwn() throws {
         struct Unreadable: Error {}
-        let increment = Step("increment") { prefs in
-            guard case .int(let value)? = prefs[raw: "n"] else { throw Refused() }
-            prefs[raw: "n"] = .int(value + 1)
-            return value + 1
-        }
-        var machine = Machine([increment, .set("a", 1)], takingLateEdits: false)
+        var machine = Machine([.increment, .set("a", 1)], takingLateEdits: false)
         #expect(machine.start(over: PreferencesSnapshot(), limits: Self.limits) != .finish)
         #expect(throws: Refused.self) { try machine.outcomes[0].get() }
         #expect(machine.encoded() == .write)
