@@ -82,9 +82,8 @@ struct EtcdHistoryArchive: HistoryArchive {
             id: nil, entries: try range(from: key(first), operation: "read history").map(\.value))
         let head = try range(from: identity, operation: "read history").first
         if head?.key == identity { archived.id = ArchivedHistory.id(inIdentityText: head!.value) }
-        let place =
-            archived.belongs(to: id, through: last, carrying: entries)
-            ? nil : try setAside()
+        let share = archived.share(of: id, through: last, carrying: entries)
+        let place = share == .all ? nil : try setAside(keeping: share)
         let firstKept = last - Int64(keep.entries) + 1
         // etcd refuses a transaction that puts a key it also deletes: the
         // entries the limit drops at once are not put at all.
@@ -118,9 +117,10 @@ struct EtcdHistoryArchive: HistoryArchive {
     }
 
     /// Copies the whole archive to `KEY.history.<stamp>/` (a free one),
-    /// then removes it; returns the copy's prefix. Interrupted, it leaves
-    /// the archive in place, and perhaps a partial copy beside it.
-    private func setAside() throws -> String {
+    /// then removes it, or only its entries after those it shares; returns
+    /// the copy's prefix. Interrupted, it leaves the archive in place, and
+    /// perhaps a partial copy beside it.
+    private func setAside(keeping share: ArchivedHistory.Share) throws -> String {
         let stamp = ISO8601.compactStamp()
         var place = storage.key + ".history." + stamp + "/"
         var attempt = 1
@@ -153,9 +153,10 @@ struct EtcdHistoryArchive: HistoryArchive {
                 idempotent: true)
             start += Self.keysPerTransaction
         }
+        let from: Int64 = if case .through(let last) = share { last + 1 } else { 0 }
         let removal: PreferenceValue = [
             "request_delete_range": [
-                "key": EtcdClient.base64(key(0)),
+                "key": EtcdClient.base64(key(from)),
                 "range_end": EtcdClient.base64(EtcdStorage.prefixEnd(storage.historyPrefix)),
             ]
         ]

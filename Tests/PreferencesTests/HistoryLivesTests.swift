@@ -145,8 +145,14 @@ struct HistoryLivesTests {
         var history = try await reopened.history()
         #expect(history.entries.map(\.sequence) == Array(1...20))
         #expect(history.entries.allSatisfy { $0.keys == ["counter"] })
-        for value in 101...120 { try await reopened.set(.counter, value) }
-        history = try await reopened.history()
+        // After each change on the copy, its history runs on from #20 without a gap.
+        for (sequence, value) in zip(Int64(21)...40, 101...120) {
+            try await reopened.set(.counter, value)
+            history = try await reopened.history()
+            #expect(
+                history.entries.map(\.sequence) == Array(1...sequence),
+                "after change #\(sequence): \(history.entries.map(\.sequence))")
+        }
         #expect(history.latest == 40)
         let later = history.entries.filter { $0.sequence > 20 }
         #expect(later.map(\.sequence) == Array(21...40))
@@ -154,7 +160,45 @@ struct HistoryLivesTests {
             later.map { $0.changes["counter"]?.new } == (101...120).map { .int(Int64($0)) },
             "\(later.map(\.changes))")
         #expect(!history.entries.contains { $0.keys.contains("language") })
-        #expect(history.earlierHistories.count == 1)
+        // The life the copy replaced is kept aside whole, its undone changes
+        // #21–#32 included; the archive in place keeps only what the copy shares.
+        let aside = try setAsideArchives()
+        try #require(aside.count == 1, "beside the store: \(aside)")
+        #expect(history.earlierHistories == [directory.path + "/" + aside[0]])
+        let kept = try archiveLines(directory.path + "/" + aside[0]).dropFirst()
+        #expect(kept.compactMap { $0["sequence"] as? Int } == Array(1...32))
+        #expect(
+            kept.filter { ($0["sequence"] as? Int ?? 0) > 20 }
+                .allSatisfy { ($0["changes"] as? [String: Any])?["language"] != nil })
+        let inPlace = try archiveLines(url.path + ".history").dropFirst()
+        let changed = inPlace.map { ($0["changes"] as? [String: Any])?.keys.sorted() ?? [] }
+        #expect(inPlace.first?["sequence"] as? Int == 1)
+        #expect(changed.allSatisfy { $0 == ["counter"] }, "\(changed)")
+        // A change the copy shares can still be undone: #5 set the counter 4 → 5.
+        try await reopened.revert(5, force: true)
+        #expect(reopened[.counter] == 4)
+    }
+
+    /// Large entries: the copy's first change archives the two it carries,
+    /// and the archive then holds changes past the copy's last.
+    @Test func aCopyWhoseFirstChangeArchivesKeepsTheHistoryItShares() async throws {
+        let store = try await open()
+        func text(_ value: Int) -> String { String(repeating: "\(value % 10)", count: 1500) }
+        for value in 1...4 { try await store.set(.language, text(value)) }
+        let copy = try Data(contentsOf: url)
+        try #require((try document()["history"] as? [Any])?.count == 2)
+        for value in 5...8 { try await store.set(.language, text(value)) }
+        try copy.write(to: url)
+
+        let reopened = try await open()
+        try await reopened.set(.language, "restored")
+        let history = try await reopened.history()
+        #expect(history.entries.map(\.sequence) == [1, 2, 3, 4, 5])
+        #expect(
+            history.entries.prefix(4).map { $0.changes["language"]?.new }
+                == (1...4).map { .string(text($0)) })
+        #expect(history.entries.last?.changes["language"]?.new == "restored")
+        #expect(try setAsideArchives().count == 1)
     }
 
     /// An archive written before archives named their history has no first

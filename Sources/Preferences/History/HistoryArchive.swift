@@ -14,8 +14,11 @@
 /// history (`history_id`), and the archive records the same name. A
 /// document deleted and made again, reset after corruption, or replaced by
 /// another copy starts another history, and the archive of the earlier one
-/// is never read or added to as this one's (``ArchivedHistory/belongs(to:through:carrying:)``):
-/// the next append moves it aside, whole, and starts again.
+/// is never read or added to as this one's (``ArchivedHistory/share(of:through:carrying:)``):
+/// the next append moves it aside, whole, and starts again. A copy of an
+/// older state of the same history shares the archive's entries up to its
+/// own last change: the next append keeps those, and sets the whole archive
+/// aside as well.
 ///
 /// The file backend keeps `<file>.history`, one entry of JSON a line
 /// (``PreferencesStorage/historyArchive``), after a first line naming its
@@ -33,10 +36,12 @@ public protocol HistoryArchive: Sendable {
     /// Adds `entries` (oldest first, sequences increasing) of the history
     /// named `id` durably: when it returns, they survive a crash.
     ///
-    /// When the archive holds another history (``ArchivedHistory/belongs(to:through:carrying:)``
-    /// is false for `entries`), it first moves that history aside whole,
-    /// where it is never read or added to again but kept, and returns
-    /// where it went; otherwise nil.
+    /// When the archive holds another history, or entries after those it
+    /// shares with `entries` (``ArchivedHistory/share(of:through:carrying:)``
+    /// is not ``ArchivedHistory/Share/all``), it first sets the whole archive
+    /// aside, where it is never read or added to again but kept, keeps in
+    /// place only the entries it shares, and returns where it went;
+    /// otherwise nil.
     ///
     /// Entries whose sequence is not above the archive's last one are
     /// skipped, so a repeated append changes nothing. The archive keeps at
@@ -62,21 +67,28 @@ public struct ArchivedHistory: Sendable, Equatable {
         self.entries = entries
     }
 
-    /// Whether these archived entries are of the history `id` of a document
-    /// whose last change is `sequence` and which carries `carrying`: the
-    /// archive names the same history (or none, for an archive written
-    /// before archives named one), every entry it shares with `carrying`
-    /// is the same text, and when it holds entries past `sequence` — as it
-    /// may for a writer whose copy of the document is a few changes old —
-    /// it holds the entry of `sequence` itself, the same as `carrying`'s.
+    /// How much of these archived entries is the history `id` of a
+    /// document whose last change is `sequence` and which carries
+    /// `carrying`.
     ///
-    /// An unnamed archive is judged by its entries alone: a document made
-    /// again numbers its changes from 1, so its entries fall below the
-    /// archive's last one without being the archive's.
-    public func belongs(
-        to id: String?, through sequence: Int64, carrying: [(sequence: Int64, text: [UInt8])]
-    ) -> Bool {
-        if let own = self.id, own != id { return false }
+    /// - ``Share/all``: the archive names the same history (or none, for an
+    ///   archive written before archives named one), every entry it shares
+    ///   with `carrying` is the same text, and when it holds entries past
+    ///   `sequence` — as it may for a writer whose copy of the document is a
+    ///   few changes old — it holds the entry of `sequence` itself, the same
+    ///   as `carrying`'s.
+    /// - ``Share/through(_:)``: the document is a copy of an older state of
+    ///   the same history, which has since gone on in another way: the
+    ///   entries both hold agree up to that sequence and differ after it.
+    ///   The archive's entries up to it are this document's too.
+    /// - ``Share/none``: another history. An unnamed archive is judged by
+    ///   its entries alone: a document made again numbers its changes from
+    ///   1, so its entries fall below the archive's last one without being
+    ///   the archive's.
+    public func share(
+        of id: String?, through sequence: Int64, carrying: [(sequence: Int64, text: [UInt8])]
+    ) -> Share {
+        if let own = self.id, own != id { return .none }
         var archived: [Int64: [UInt8]] = [:]
         var last: Int64 = 0
         for text in entries {
@@ -84,12 +96,34 @@ public struct ArchivedHistory: Sendable, Equatable {
             archived[number] = text
             last = max(last, number)
         }
+        var agreed: Int64?
         for entry in carrying {
-            if let text = archived[entry.sequence], !text.elementsEqual(entry.text) { return false }
+            guard let text = archived[entry.sequence] else { continue }
+            guard text.elementsEqual(entry.text) else { return agreed.map(Share.through) ?? .none }
+            agreed = entry.sequence
         }
-        guard last > sequence else { return true }
-        guard let own = carrying.last(where: { $0.sequence == sequence }) else { return false }
-        return archived[sequence].map(own.text.elementsEqual) ?? false
+        return last <= sequence || agreed == sequence ? .all : agreed.map(Share.through) ?? .none
+    }
+
+    /// How much of an archive is a document's history
+    /// (``share(of:through:carrying:)``).
+    public enum Share: Sendable, Equatable {
+        /// Every entry.
+        case all
+        /// The entries up to this sequence; those after it are of a life
+        /// the document replaced.
+        case through(Int64)
+        /// None: the archive is another history's.
+        case none
+
+        /// Whether the entry of `sequence` is the document's.
+        public func holds(_ sequence: Int64) -> Bool {
+            switch self {
+            case .all: true
+            case .through(let last): sequence <= last
+            case .none: false
+            }
+        }
     }
 
     /// The line that names an archive's history: `{"history_id":"…"}`.

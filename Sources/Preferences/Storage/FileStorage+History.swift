@@ -51,11 +51,15 @@ struct FileHistoryArchive: HistoryArchive {
             let mode = model?.mode ?? 0o600
             var end = try Tail(path)
             var place: String?
-            if !end.archived(named: try end.identity(path)).belongs(
-                to: id, through: entries.last?.sequence ?? 0, carrying: entries)
-            {
-                place = try setAside(path)
-                end = Tail()
+            let through = entries.last?.sequence ?? 0
+            var share = end.archived(named: try end.identity(path)).share(
+                of: id, through: through, carrying: entries)
+            // Under the lock the document is the newest: entries past its
+            // last change are of a life that a copy of it replaced.
+            if share == .all && end.last > through { share = .through(through) }
+            if share != .all {
+                place = try setAside(path, keeping: share, history: id, mode: mode, owner: owner)
+                end = try Tail(path)
             }
             let fresh = entries.filter { $0.sequence > end.last }
             if fresh.isEmpty && end.cut == nil { return place }
@@ -82,9 +86,15 @@ struct FileHistoryArchive: HistoryArchive {
         }
     }
 
-    /// Moves the archive of another history to `<file>.history.<stamp>`
-    /// (with a counter if taken), never over anything; returns where.
-    private func setAside(_ path: String) throws -> String {
+    /// Sets the archive aside at `<file>.history.<stamp>` (with a counter if
+    /// taken), never over anything, and returns where. Of another history,
+    /// it is moved there. Shared up to a change, it is copied there first,
+    /// then replaced by its entries up to that change, so that a crash
+    /// leaves the archive either as it was or as it should be.
+    private func setAside(
+        _ path: String, keeping share: ArchivedHistory.Share, history id: String, mode: UInt32,
+        owner: (uid: UInt32, gid: UInt32)?
+    ) throws -> String {
         let stamp = ISO8601.compactStamp()
         var place = path + "." + stamp
         var attempt = 1
@@ -92,7 +102,18 @@ struct FileHistoryArchive: HistoryArchive {
             attempt += 1
             place = path + "." + stamp + "-\(attempt)"
         }
-        try Platform.rename(path, place)
+        if share != .none,
+            let (bytes, _) = try Platform.readFile(path, limit: 1 << 30, followingSymlinks: false)
+        {
+            _ = try Platform.replaceFile(place, with: bytes, mode: mode, owner: owner)
+            var kept = ArchivedHistory.identityText(id) + [0x0A]
+            for line in Self.lines(bytes) where Self.sequence(line).map(share.holds) ?? false {
+                kept += line + [0x0A]
+            }
+            _ = try Platform.replaceFile(path, with: kept, mode: mode, owner: owner)
+        } else {
+            try Platform.rename(path, place)
+        }
         try storage.syncDirectory(Platform.parentDirectory(of: path))
         return place
     }

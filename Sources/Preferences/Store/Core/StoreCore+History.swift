@@ -161,7 +161,9 @@ extension StoreCore {
 
     /// Every entry kept as of a document carrying `history`: the archive's
     /// older entries and those the document carries, unless the archive
-    /// is of another history (then only the document's). On the queue.
+    /// is of another history (then only the document's), or only those of
+    /// the archive's entries the document shares when it is a copy of an
+    /// older state. On the queue.
     func keptHistory(carried history: DocumentHistory) throws -> KeptHistory {
         // Each entry with the size of its stored text, which the limit
         // counts as a write does, without writing any
@@ -171,17 +173,15 @@ extension StoreCore {
         var earlier = history.setAside
         if let archive = storage.historyArchive {
             let first = history.carried.first?.sequence ?? history.sequence + 1
-            var archived = try archive.read()
-            if !archived.belongs(
-                to: history.id, through: history.sequence,
+            let archived = try archive.read()
+            let share = archived.share(
+                of: history.id, through: history.sequence,
                 carrying: history.carried.map { ($0.sequence, $0.text) })
-            {
-                earlier.append(archive.location)
-                archived.entries = []
-            }
+            if share != .all { earlier.append(archive.location) }
             for text in archived.entries {
                 guard let sequence = HistoryEntry.sequence(ofJSONText: text),
-                    (sequence < first) && (sequence > (entries.last?.sequence ?? 0)),
+                    share.holds(sequence) && (sequence < first)
+                        && (sequence > (entries.last?.sequence ?? 0)),
                     let entry = HistoryEntry(jsonText: text, source: storage.location)
                 else { continue }
                 entries.append(entry)
