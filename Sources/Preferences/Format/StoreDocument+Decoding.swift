@@ -113,71 +113,58 @@ extension JSONText.Parser {
     /// where its value is, checked by ``skipValue(depth:)`` (so with the
     /// errors of ``parseValue(depth:)``, at the same places) but not built.
     mutating func skimRecordEntries(depth: Int) throws -> [StoreDocument.RecordEntry] {
-        if depth > maxDepth { throw error("nested deeper than \(maxDepth) levels") }
-        index += 1
         var found: [StoreDocument.RecordEntry] = []
         // Room for a small store's entries without growing.
         found.reserveCapacity(32)
         // The last value that ends at a delimiter of its own (an object,
         // array or string) and was checked in full.
         var checked: Range<Int>?
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-            index += 1
-            return found
+        try walk(depth: depth) { parser in
+            found.append(try parser.skimRecordEntry(depth: depth, after: &checked))
         }
-        while true {
-            skipWhitespace()
-            guard index < bytes.count else { throw error("unexpected end of text in object") }
-            guard bytes[index] == UInt8(ascii: "\"") else {
-                throw error("expected a string key, found \(describe(bytes[index]))")
-            }
-            // The key is checked as `parseString()` checks it, but made
-            // a `String` only when it is not its text as it stands.
-            let keyStart = index
-            let (keyEnd, ascii) = plainRun(from: index + 1)
-            let literal = keyEnd < bytes.count && bytes[keyEnd] == UInt8(ascii: "\"")
-            if literal && ascii {
-                index = keyEnd + 1
-            } else {
-                _ = try parseString()
-            }
-            let quotedKey = keyStart..<index
-            try skipColon(afterKeyAt: keyStart)
-            let start = index
-            if let checked, start + checked.count <= bytes.count,
-                JSONText.sameBytes(
-                    UnsafeRawBufferPointer(bytes), checked, start..<start + checked.count)
-            {
-                // The same bytes as the value checked last (most entries
-                // repeat one change record): checking them again would
-                // find the same value, ending at the same offset, with no
-                // error. Only a value that ends at its own delimiter can
-                // be matched so; a number's end depends on what follows.
-                index = start + checked.count
-            } else {
-                try skipValue(depth: depth)
-                switch bytes[start] {
-                case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "\""):
-                    checked = start..<index
-                default:
-                    checked = nil
-                }
-            }
-            found.append(
-                StoreDocument.RecordEntry(
-                    quotedKey: quotedKey, keyIsLiteral: literal, value: start..<index))
-            skipWhitespace()
-            guard index < bytes.count else { throw error("unexpected end of text in object") }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-            } else if bytes[index] == UInt8(ascii: "}") {
-                index += 1
-                return found
-            } else {
-                throw error("expected ',' or '}' in object, found \(describe(bytes[index]))")
+        return found
+    }
+
+    /// The entry of `modified` at `index` (its key's opening quote), moved
+    /// past; `checked` is the last value checked in full, which a value of
+    /// the same bytes need not be checked again against.
+    private mutating func skimRecordEntry(depth: Int, after checked: inout Range<Int>?) throws
+        -> StoreDocument.RecordEntry
+    {
+        // The key is checked as `parseString()` checks it, but made
+        // a `String` only when it is not its text as it stands.
+        let keyStart = index
+        let (keyEnd, ascii) = plainRun(from: index + 1)
+        let literal = keyEnd < bytes.count && bytes[keyEnd] == UInt8(ascii: "\"")
+        if literal && ascii {
+            index = keyEnd + 1
+        } else {
+            _ = try parseString()
+        }
+        let quotedKey = keyStart..<index
+        try skipColon(afterKeyAt: keyStart)
+        let start = index
+        if let last = checked, start + last.count <= bytes.count,
+            JSONText.sameBytes(
+                UnsafeRawBufferPointer(bytes), last, start..<start + last.count)
+        {
+            // The same bytes as the value checked last (most entries
+            // repeat one change record): checking them again would
+            // find the same value, ending at the same offset, with no
+            // error. Only a value that ends at its own delimiter can
+            // be matched so; a number's end depends on what follows.
+            index = start + last.count
+        } else {
+            try skipValue(depth: depth)
+            switch bytes[start] {
+            case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "\""):
+                checked = start..<index
+            default:
+                checked = nil
             }
         }
+        return StoreDocument.RecordEntry(
+            quotedKey: quotedKey, keyIsLiteral: literal, value: start..<index)
     }
 
 }

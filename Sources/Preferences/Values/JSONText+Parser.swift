@@ -85,99 +85,81 @@ extension JSONText {
             readValue: (inout Parser, _ key: String, _ keyLiteral: Range<Int>) throws ->
                 PreferenceValue
         ) throws -> PreferenceValue {
-            if depth > maxDepth { throw error("nested deeper than \(maxDepth) levels") }
-            index += 1
-            skipWhitespace()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-                index += 1
-                return .object([:])
-            }
             // Members are gathered first and the dictionary built at its final
             // size, so a large object is never rehashed while it grows. Nested
             // objects share the one buffer, each above its parent's members.
             let first = members.count
             defer { members.removeSubrange(first...) }
-            while true {
-                skipWhitespace()
-                guard index < bytes.count else { throw error("unexpected end of text in object") }
-                guard bytes[index] == UInt8(ascii: "\"") else {
-                    throw error("expected a string key, found \(describe(bytes[index]))")
-                }
-                let keyStart = index
-                let key = try parseString()
-                let keyLiteral = keyStart..<index
-                try skipColon(afterKey: key)
-                let value = try readValue(&self, key, keyLiteral)
-                members.append((key, value))
-                skipWhitespace()
-                guard index < bytes.count else { throw error("unexpected end of text in object") }
-                if bytes[index] == UInt8(ascii: ",") {
-                    index += 1
-                } else if bytes[index] == UInt8(ascii: "}") {
-                    index += 1
-                    var fields = [String: PreferenceValue](minimumCapacity: members.count - first)
-                    // Last duplicate wins, as in most JSON readers.
-                    for position in first..<members.count {
-                        fields[members[position].0] = members[position].1
-                    }
-                    return .object(fields)
-                } else {
-                    throw error("expected ',' or '}' in object, found \(describe(bytes[index]))")
-                }
+            try walk(depth: depth) { parser in
+                let keyStart = parser.index
+                let key = try parser.parseString()
+                let keyLiteral = keyStart..<parser.index
+                try parser.skipColon(afterKey: key)
+                parser.members.append((key, try readValue(&parser, key, keyLiteral)))
             }
+            var fields = [String: PreferenceValue](minimumCapacity: members.count - first)
+            // Last duplicate wins, as in most JSON readers.
+            for position in first..<members.count {
+                fields[members[position].0] = members[position].1
+            }
+            return .object(fields)
         }
 
         /// The members of the object at `index`, in the order of the text.
         mutating func parseMembers() throws -> [(key: String, value: PreferenceValue)] {
-            index += 1
             var found: [(key: String, value: PreferenceValue)] = []
-            skipWhitespace()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-                index += 1
-                return found
+            try walk(depth: 1) { parser in
+                let key = try parser.parseString()
+                try parser.skipColon(afterKey: key)
+                found.append((key, try parser.parseValue(depth: 1)))
             }
-            while true {
-                skipWhitespace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
-                    throw error("expected a string key")
-                }
-                let key = try parseString()
-                try skipColon(afterKey: key)
-                found.append((key, try parseValue(depth: 1)))
-                skipWhitespace()
-                guard index < bytes.count else { throw error("unexpected end of text in object") }
-                if bytes[index] == UInt8(ascii: ",") {
-                    index += 1
-                } else if bytes[index] == UInt8(ascii: "}") {
-                    index += 1
-                    return found
-                } else {
-                    throw error("expected ',' or '}' in object")
-                }
-            }
+            return found
         }
 
         private mutating func parseArray(depth: Int) throws -> PreferenceValue {
+            var items = [PreferenceValue]()
+            try walk(depth: depth) { items.append(try $0.parseValue(depth: depth)) }
+            return .array(items)
+        }
+
+        /// Moves past the object or array whose opening bracket is at
+        /// `index`, nested `depth` levels deep, calling `element` with the
+        /// parser at each element (an object's at its key's opening quote),
+        /// which moves past it; a missing `,` or closing bracket throws.
+        @inline(__always)
+        mutating func walk(depth: Int, _ element: (inout Parser) throws -> Void) throws {
+            let isObject = bytes[index] == UInt8(ascii: "{")
+            let close = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
+            let kind = isObject ? "object" : "array"
             if depth > maxDepth { throw error("nested deeper than \(maxDepth) levels") }
             index += 1
-            var items = [PreferenceValue]()
             skipWhitespace()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            if index < bytes.count, bytes[index] == close {
                 index += 1
-                return .array(items)
+                return
             }
             while true {
                 skipWhitespace()
-                items.append(try parseValue(depth: depth))
+                if isObject {
+                    guard index < bytes.count else {
+                        throw error("unexpected end of text in object")
+                    }
+                    guard bytes[index] == UInt8(ascii: "\"") else {
+                        throw error("expected a string key, found \(describe(bytes[index]))")
+                    }
+                }
+                try element(&self)
                 skipWhitespace()
-                guard index < bytes.count else { throw error("unexpected end of text in array") }
+                guard index < bytes.count else { throw error("unexpected end of text in \(kind)") }
                 if bytes[index] == UInt8(ascii: ",") {
                     index += 1
-                } else if bytes[index] == UInt8(ascii: "]") {
+                } else if bytes[index] == close {
                     index += 1
-                    return .array(items)
+                    return
                 } else {
-                    throw error("expected ',' or ']' in array, found \(describe(bytes[index]))")
+                    throw error(
+                        "expected ',' or \(describe(close)) in \(kind), found \(describe(bytes[index]))"
+                    )
                 }
             }
         }

@@ -5,30 +5,13 @@ extension JSONText.Parser {
     /// The elements of the array at `index`, each checked by
     /// ``skipValue(depth:)``, as their places in the text.
     mutating func skimArray(depth: Int) throws -> [Range<Int>] {
-        if depth > maxDepth { throw error("nested deeper than \(maxDepth) levels") }
-        index += 1
         var elements: [Range<Int>] = []
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
-            index += 1
-            return elements
+        try walk(depth: depth) { parser in
+            let start = parser.index
+            try parser.skipValue(depth: depth)
+            elements.append(start..<parser.index)
         }
-        while true {
-            skipWhitespace()
-            let start = index
-            try skipValue(depth: depth)
-            elements.append(start..<index)
-            skipWhitespace()
-            guard index < bytes.count else { throw error("unexpected end of text in array") }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-            } else if bytes[index] == UInt8(ascii: "]") {
-                index += 1
-                return elements
-            } else {
-                throw error("expected ',' or ']' in array, found \(describe(bytes[index]))")
-            }
-        }
+        return elements
     }
 
     /// Moves past one value, throwing the errors ``parseValue(depth:)``
@@ -37,46 +20,14 @@ extension JSONText.Parser {
         guard index < bytes.count else { throw error("unexpected end of text") }
         switch bytes[index] {
         case UInt8(ascii: "{"), UInt8(ascii: "["):
-            let close =
-                bytes[index] == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
-            let isObject = close == UInt8(ascii: "}")
-            if depth + 1 > maxDepth { throw error("nested deeper than \(maxDepth) levels") }
-            index += 1
-            skipWhitespace()
-            if index < bytes.count, bytes[index] == close {
-                index += 1
-                return
-            }
-            while true {
-                skipWhitespace()
+            let isObject = bytes[index] == UInt8(ascii: "{")
+            try walk(depth: depth + 1) { parser in
                 if isObject {
-                    guard index < bytes.count else {
-                        throw error("unexpected end of text in object")
-                    }
-                    guard bytes[index] == UInt8(ascii: "\"") else {
-                        throw error("expected a string key, found \(describe(bytes[index]))")
-                    }
-                    let keyStart = index
-                    try skipString()
-                    try skipColon(afterKeyAt: keyStart)
+                    let keyStart = parser.index
+                    try parser.skipString()
+                    try parser.skipColon(afterKeyAt: keyStart)
                 }
-                try skipValue(depth: depth + 1)
-                skipWhitespace()
-                let kind = isObject ? "object" : "array"
-                guard index < bytes.count else {
-                    throw error("unexpected end of text in \(kind)")
-                }
-                if bytes[index] == UInt8(ascii: ",") {
-                    index += 1
-                } else if bytes[index] == close {
-                    index += 1
-                    return
-                } else {
-                    let expected = isObject ? "'}'" : "']'"
-                    throw error(
-                        "expected ',' or \(expected) in \(kind), found \(describe(bytes[index]))"
-                    )
-                }
+                try parser.skipValue(depth: depth + 1)
             }
         case UInt8(ascii: "\""): try skipString()
         default: _ = try parseValue(depth: depth)
