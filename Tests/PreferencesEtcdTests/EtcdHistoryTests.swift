@@ -193,7 +193,7 @@ private func storedDocument(_ cluster: EtcdCluster, _ key: String) async throws 
     let revision = try #require(pair["mod_revision"] as? Int, "\(pair)")
     let encoded = try #require(pair["value"] as? String, "\(pair)")
     let bytes = try #require(Data(base64Encoded: encoded), "\(encoded)")
-    let parsed = try PreferenceValue(jsonText: String(decoding: bytes, as: UTF8.self))
+    let parsed = try TestJSON.parse(Array(bytes))
     guard case .object(let document) = parsed else {
         Issue.record("not a JSON object at \(key): \(parsed.jsonText)")
         return StoredDocument(revision: revision, sequence: -1, values: [:])

@@ -57,7 +57,7 @@ struct EtcdTemporaryTests {
         // etcd keeps the earlier value, and the temporary one beside it.
         let written = try await document(cluster, key)
         let text = String(decoding: written.bytes, as: UTF8.self)
-        guard case .object(let members) = try PreferenceValue(jsonText: text),
+        guard case .object(let members) = try TestJSON.parse(text),
             case .object(let values)? = members["values"],
             case .object(let temporary)? = members["temporary"],
             case .object(let language)? = temporary["language"]

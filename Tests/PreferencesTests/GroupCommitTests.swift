@@ -86,9 +86,7 @@ import Testing
 
         let expected: [String: PreferenceValue] = ["kept": "old", "counter": 101, "a": 1]
         #expect(store.snapshot.values == expected)
-        let onDisk = try StoreDocument.decode(
-            Array(try Data(contentsOf: url)), file: url.path, limits: PreferencesLimits())
-        #expect(onDisk.values == expected)
+        #expect(try storedValues(url) == expected)
         #expect(
             storage.writes.load(ordering: .relaxed) == writesBefore + 1,
             "the four edits should share one write")
@@ -249,10 +247,9 @@ import Testing
         #expect(
             storage.writes.load(ordering: .relaxed) == writesBefore + 1,
             "the edits queued while the first was applied should share its write")
-        let onDisk = try StoreDocument.decode(
-            Array(try Data(contentsOf: url)), file: url.path, limits: PreferencesLimits())
-        #expect(onDisk.values["counter"] == 14)
-        #expect(onDisk.values["late3"] == 3)
+        let onDisk = try storedValues(url)
+        #expect(onDisk["counter"] == 14)
+        #expect(onDisk["late3"] == 3)
     }
 
     /// Each edit of a chain queues the next while it is applied — a steady
@@ -294,9 +291,7 @@ import Testing
         #expect(results == Array(1...chain.length))
         let written = storage.written.withLock { $0 }
         #expect(written.count == 2)
-        let counts = try written.map {
-            try StoreDocument.decode($0, file: url.path, limits: PreferencesLimits()).values.count
-        }
+        let counts = try written.map { try storedValues($0, file: url.path).count }
         #expect(counts == [perWrite, chain.length])
     }
 }

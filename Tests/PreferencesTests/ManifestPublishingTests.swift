@@ -81,7 +81,7 @@ private struct Display: PreferencesRecord {
         #expect(try await workspace.prefs("list").standardOutput == "dark_mode = true\n")
         let json = try await workspace.prefs("list", "--defaults", "--json")
         #expect(
-            try PreferenceValue(jsonText: json.standardOutput) == [
+            try TestJSON.parse(json.standardOutput) == [
                 "dark_mode": ["value": true], "language": ["value": "en", "default": true],
             ])
     }

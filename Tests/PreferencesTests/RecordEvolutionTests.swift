@@ -56,16 +56,6 @@ private struct LayoutSettings: PreferencesRecord {
     }
 }
 
-/// The `values` object of the store file at `url`.
-func storedValues(_ url: URL) throws -> [String: PreferenceValue] {
-    let document = try JSONText.parse(Array(try Data(contentsOf: url)), source: url.path)
-    guard case .object(let root) = document, case .object(let values)? = root["values"] else {
-        Issue.record("not a store file: \(contents(url) ?? "")")
-        return [:]
-    }
-    return values
-}
-
 @Suite(.scaledTimeLimit(minutes: 10)) struct RecordEvolutionTests {
     @Test func version2ReadsVersion1sFileAndKeepsTheRemovedField() async throws {
         let directory = try TemporaryDirectory()

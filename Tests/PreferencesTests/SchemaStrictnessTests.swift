@@ -10,7 +10,7 @@ import Testing
 @Suite(.scaledTimeLimit(minutes: 10)) struct SchemaStrictnessTests {
     static func schema(_ name: String) throws -> PreferenceValue {
         let url = ManifestTests.schemasURL.appendingPathComponent(name)
-        return try JSONText.parse(Array(try Data(contentsOf: url)), source: url.path)
+        return try TestJSON.parse(Array(try Data(contentsOf: url)))
     }
 
     @Test(arguments: ["preferences-file.schema.json", "key-manifest.schema.json"])

@@ -222,7 +222,7 @@ import Testing
         // changed) and a temporary value (the member `temporary`).
         try await store.set(.apiToken, "s3cret")
         try await store.set(.language, "fr", for: .seconds(3600))
-        let written = try JSONText.parse(Array(try Data(contentsOf: url)), source: url.path)
+        let written = try TestJSON.parse(Array(try Data(contentsOf: url)))
         guard case .object(let members) = written else {
             Issue.record("the file is not an object")
             return
@@ -236,10 +236,10 @@ import Testing
         let lines = try #require(contents(directory.file("prefs.json.history")))
             .split(separator: "\n")
         #expect(lines.count > 5)
-        let identity = try JSONText.parse(Array(lines[0].utf8), source: "prefs.json.history")
+        let identity = try TestJSON.parse(String(lines[0]))
         #expect(identity == ["history_id": try #require(members["history_id"])])
         for line in lines.dropFirst() {
-            let value = try JSONText.parse(Array(line.utf8), source: "prefs.json.history")
+            let value = try TestJSON.parse(String(line))
             #expect(Self.validate(value, against: entry, root: schema, path: "entry") == [])
         }
     }

@@ -97,9 +97,7 @@ import Testing
             return prefs[.counter]
         }
         #expect(result == 2)
-        let reopened = try StoreDocument.decode(
-            Array(try Data(contentsOf: url)), file: url.path, limits: PreferencesLimits())
-        #expect(reopened.values == ["dark_mode": true, "map_zoom": 15.0, "counter": 2])
+        #expect(try storedValues(url) == ["dark_mode": true, "map_zoom": 15.0, "counter": 2])
     }
 
     @Test func clearRemovesEveryKey() async throws {

@@ -28,7 +28,7 @@ import Testing
         let store = try await PreferencesStore(fileURL: url)
         #expect(store[PreferenceKey<String>("language", default: "en")] == "fr")
         try await store.set(PreferenceKey<Bool>("dark_mode", default: false), true)
-        let root = try PreferenceValue(jsonText: try #require(contents(url)))
+        let root = try TestJSON.parse(try #require(contents(url)))
         guard case .object(let members) = root else {
             Issue.record("not an object: \(root)")
             return
@@ -42,7 +42,7 @@ import Testing
         try write(Self.fileWithAFutureMember, to: workspace.store)
         let output = try await workspace.prefs("set", "language", "de")
         #expect(output.status == 0, "\(output.standardError)")
-        let root = try PreferenceValue(jsonText: try #require(contents(workspace.store)))
+        let root = try TestJSON.parse(try #require(contents(workspace.store)))
         guard case .object(let members) = root else {
             Issue.record("not an object: \(root)")
             return

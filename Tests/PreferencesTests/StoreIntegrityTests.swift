@@ -96,9 +96,7 @@ private final class QueueBlocker: Sendable {
         try await editB.value
         #expect(seenByB.withLock { $0 } == .some(nil), "B saw A's rolled-back x")
         #expect(store.snapshot.values == ["language": "fr", "y": 1])
-        let onDisk = try StoreDocument.decode(
-            Array(try Data(contentsOf: url)), file: url.path, limits: PreferencesLimits())
-        #expect(onDisk.values == ["language": "fr", "y": 1])
+        #expect(try storedValues(url) == ["language": "fr", "y": 1])
     }
 
     @Test func rollingBackRestoresValuesVersionAndReportsWhateverTheTransformCalled() throws {

@@ -15,10 +15,9 @@ import Testing
         let store = try await PreferencesStore(fileURL: url)
         try await store.set(key, value)
         #expect(store[key] == value)
-        let bytes = Array(try Data(contentsOf: url))
-        let document = try StoreDocument.decode(bytes, file: url.path, limits: PreferencesLimits())
-        if let expected { #expect(document.values[key.name] == expected) }
-        let reread = try PreferencesSnapshot(values: document.values).value(for: key)
+        let values = try storedValues(url)
+        if let expected { #expect(values[key.name] == expected) }
+        let reread = try PreferencesSnapshot(values: values).value(for: key)
         #expect(reread == value)
     }
 

@@ -52,7 +52,7 @@ import Testing
         #expect(lines.standardOutput == "alpha = true\nmid = 3\nzeta = \"last\"\n")
         let json = try await workspace.prefs("list", "--json")
         #expect(json.status == 0)
-        let parsed = try PreferenceValue(jsonText: json.standardOutput)
+        let parsed = try TestJSON.parse(json.standardOutput)
         #expect(parsed == ["alpha": true, "mid": 3, "zeta": "last"])
     }
 

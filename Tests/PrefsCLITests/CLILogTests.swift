@@ -169,7 +169,7 @@ import Testing
                 #"{"sequence":1,"at":"\#(at[3])",\#(who),"changes":{"a":{"new":1}}}"#,
             ])
         let parsed = try output.lines.map { line in
-            try #require(HistoryEntry(jsonValue: try PreferenceValue(jsonText: line)), "\(line)")
+            try #require(HistoryEntry(jsonValue: try TestJSON.parse(String(line))), "\(line)")
         }
         #expect(parsed.map(\.sequence) == [4, 3, 2, 1])
         // "old" absent: not set before; "new" absent: removed.

@@ -32,7 +32,7 @@ import Testing
     func replicas() async throws -> [PreferencesReplica] {
         let output = try await workspace.prefs("replicas", "--json")
         #expect(output.status == 0, "\(output.standardError)")
-        guard case .array(let items) = try PreferenceValue(jsonText: output.line) else {
+        guard case .array(let items) = try TestJSON.parse(output.line) else {
             Issue.record("not a JSON array: \(output.line)")
             return []
         }

@@ -34,7 +34,7 @@ import Testing
         // Printed from the history: the feed is live now.
         try await workspace.prefsSucceeding([["set", "c", "4"]])
         let line = try #require(try await watch.nextLine())
-        let entry = try #require(HistoryEntry(jsonValue: try PreferenceValue(jsonText: line)))
+        let entry = try #require(HistoryEntry(jsonValue: try TestJSON.parse(String(line))))
         #expect(entry.sequence == 4)
         #expect(entry.changes == ["c": .init(old: nil, new: 4)])
         #expect(entry.program == "prefs")

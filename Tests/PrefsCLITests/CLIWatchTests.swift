@@ -98,7 +98,7 @@ import Testing
         #expect(harness.status == 0)
         let second = try #require(try await watch.nextLine())
         for (line, program) in [(first, "prefs"), (second, "prefs-harness")] {
-            let object = try PreferenceValue(jsonText: line)
+            let object = try TestJSON.parse(String(line))
             guard case .object(let fields) = object,
                 case .object(let modified)? = fields["modified"]
             else {

@@ -96,7 +96,7 @@ struct EtcdCLISecretTests {
         // carries does not.
         let document = try await cluster.document(key)
         #expect(document.text.contains(Self.secret))
-        let root = try PreferenceValue(jsonText: document.text)
+        let root = try TestJSON.parse(document.text)
         guard case .object(let members) = root else {
             Issue.record("the document is not an object: \(document.text)")
             return

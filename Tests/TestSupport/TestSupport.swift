@@ -141,7 +141,7 @@ package func effectiveUserName() -> String {
 /// entries (`history`), whose times differ from run to run, as compact JSON
 /// with sorted keys.
 package func withoutChangeRecords(_ text: String?) -> String? {
-    guard let text, let root = try? PreferenceValue(jsonText: text),
+    guard let text, let root = try? TestJSON.parse(text),
         case .object(var members) = root
     else { return text }
     members["modified"] = nil

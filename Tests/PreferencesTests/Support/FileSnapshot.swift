@@ -1,4 +1,5 @@
 import Foundation
+import PreferencesTestSupport
 import Testing
 
 @testable import Preferences
@@ -9,7 +10,7 @@ import Testing
 /// that says "in the file" reads it through this.
 ///
 /// It is an oracle of its own, not the library's decoder: the JSON is read
-/// by ``TestJSON`` below, and each member and time is taken by hand as the
+/// by `TestJSON`, the tests' own reader, and each member and time is taken by hand as the
 /// file format article describes it.
 /// Only the history's entries go through `HistoryEntry`'s own reading.
 func fileSnapshot(_ url: URL) throws -> PreferencesSnapshot {
@@ -89,157 +90,15 @@ private func fileDate(_ text: String) -> Date? {
 /// A JSON reader for the tests, written apart from the library's: objects,
 /// arrays, strings with every escape, numbers (an integer when the text has
 /// no fraction or exponent and fits in 64 bits), `true`, `false`, `null`.
-enum TestJSON {
-    struct Failure: Error, CustomStringConvertible {
-        var reason: String
-        var description: String { reason }
-    }
+/// The `values` object of the store file at `url`, read by ``TestJSON``.
+func storedValues(_ url: URL) throws -> [String: PreferenceValue] {
+    try storedValues(Array(try Data(contentsOf: url)), file: url.path)
+}
 
-    static func parse(_ bytes: [UInt8]) throws -> PreferenceValue {
-        var reader = Reader(bytes: bytes)
-        let value = try reader.value()
-        reader.skipSpace()
-        guard reader.index == bytes.count else { throw reader.failure("text after the value") }
-        return value
-    }
-
-    private struct Reader {
-        let bytes: [UInt8]
-        var index = 0
-
-        func failure(_ what: String) -> Failure { Failure(reason: "\(what) at byte \(index)") }
-
-        mutating func skipSpace() {
-            while index < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[index]) {
-                index += 1
-            }
-        }
-
-        mutating func expect(_ text: String) throws {
-            let expected = Array(text.utf8)
-            guard bytes[index...].starts(with: expected) else { throw failure("expected \(text)") }
-            index += expected.count
-        }
-
-        mutating func value() throws -> PreferenceValue {
-            skipSpace()
-            guard index < bytes.count else { throw failure("a value missing") }
-            switch bytes[index] {
-            case UInt8(ascii: "{"): return try object()
-            case UInt8(ascii: "["):
-                index += 1
-                var items: [PreferenceValue] = []
-                skipSpace()
-                if bytes[index] == UInt8(ascii: "]") {
-                    index += 1
-                    return .array(items)
-                }
-                while true {
-                    items.append(try value())
-                    skipSpace()
-                    if bytes[index] == UInt8(ascii: "]") {
-                        index += 1
-                        return .array(items)
-                    }
-                    try expect(",")
-                }
-            case UInt8(ascii: "\""): return .string(try string())
-            case UInt8(ascii: "t"):
-                try expect("true")
-                return .bool(true)
-            case UInt8(ascii: "f"):
-                try expect("false")
-                return .bool(false)
-            case UInt8(ascii: "n"):
-                try expect("null")
-                return .null
-            default: return try number()
-            }
-        }
-
-        mutating func object() throws -> PreferenceValue {
-            index += 1
-            var members: [String: PreferenceValue] = [:]
-            skipSpace()
-            if bytes[index] == UInt8(ascii: "}") {
-                index += 1
-                return .object(members)
-            }
-            while true {
-                skipSpace()
-                let key = try string()
-                skipSpace()
-                try expect(":")
-                members[key] = try value()
-                skipSpace()
-                if bytes[index] == UInt8(ascii: "}") {
-                    index += 1
-                    return .object(members)
-                }
-                try expect(",")
-            }
-        }
-
-        mutating func string() throws -> String {
-            try expect("\"")
-            var scalars = String.UnicodeScalarView()
-            var run: [UInt8] = []
-            func flush() {
-                scalars.append(contentsOf: String(decoding: run, as: UTF8.self).unicodeScalars)
-                run = []
-            }
-            while index < bytes.count {
-                let byte = bytes[index]
-                index += 1
-                if byte == UInt8(ascii: "\"") {
-                    flush()
-                    return String(scalars)
-                }
-                guard byte == UInt8(ascii: "\\") else {
-                    run.append(byte)
-                    continue
-                }
-                flush()
-                let escape = bytes[index]
-                index += 1
-                switch escape {
-                case UInt8(ascii: "n"): scalars.append("\n")
-                case UInt8(ascii: "t"): scalars.append("\t")
-                case UInt8(ascii: "r"): scalars.append("\r")
-                case UInt8(ascii: "b"): scalars.append("\u{8}")
-                case UInt8(ascii: "f"): scalars.append("\u{C}")
-                case UInt8(ascii: "u"):
-                    var code = try hex4()
-                    if (0xD800..<0xDC00).contains(code) {
-                        try expect("\\u")
-                        code = 0x10000 + (code - 0xD800) << 10 + (try hex4() - 0xDC00)
-                    }
-                    guard let scalar = Unicode.Scalar(code) else { throw failure("a bad \\u") }
-                    scalars.append(scalar)
-                default: scalars.append(Unicode.Scalar(escape))
-                }
-            }
-            throw failure("an unended string")
-        }
-
-        mutating func hex4() throws -> UInt32 {
-            guard index + 4 <= bytes.count,
-                let code = UInt32(
-                    String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16)
-            else { throw failure("a bad \\u") }
-            index += 4
-            return code
-        }
-
-        mutating func number() throws -> PreferenceValue {
-            let start = index
-            while index < bytes.count, "+-0123456789.eE".utf8.contains(bytes[index]) { index += 1 }
-            let text = String(decoding: bytes[start..<index], as: UTF8.self)
-            if !text.contains(where: { ".eE".contains($0) }), let integer = Int64(text) {
-                return .int(integer)
-            }
-            guard let number = Double(text) else { throw failure("a bad number \(text)") }
-            return .double(number)
-        }
-    }
+/// The `values` object of a store file's `bytes`, read by ``TestJSON``.
+func storedValues(_ bytes: [UInt8], file: String) throws -> [String: PreferenceValue] {
+    guard case .object(let root) = try TestJSON.parse(bytes),
+        case .object(let values)? = root["values"]
+    else { throw TestJSON.Failure(reason: "\(file) is not a store file with a values object") }
+    return values
 }
