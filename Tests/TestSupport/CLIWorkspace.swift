@@ -42,9 +42,14 @@ package final class CLIWorkspace: Sendable {
         return try await runChild("prefs", arguments, environment: merged)
     }
 
-    /// The stored values, read through the library.
+    /// The stored values, as the store's file says (read by ``TestJSON``,
+    /// not the library); none when there is no file.
     package func storedValues() async throws -> [String: PreferenceValue] {
-        try await PreferencesStore(fileURL: store).snapshot.values
+        guard let bytes = FileManager.default.contents(atPath: store.path) else { return [:] }
+        guard case .object(let root) = try TestJSON.parse(Array(bytes)),
+            case .object(let values)? = root["values"]
+        else { throw TestJSON.Failure(reason: "\(store.path) holds no values object") }
+        return values
     }
 
     package func file(_ name: String) -> URL { directory.file(name) }
