@@ -10,7 +10,7 @@ package final class FeedRecorder<Element: Sendable>: Sendable {
     private struct Waiter {
         package let id: Int
         package let matches: @Sendable (Element) -> Bool
-        package let continuation: CheckedContinuation<Element?, Never>
+        package let deliver: @Sendable (Element) -> Void
     }
 
     private struct State {
@@ -30,15 +30,14 @@ package final class FeedRecorder<Element: Sendable>: Sendable {
     package init(_ stream: AsyncStream<Element>) {
         let consumer = Task { [shared] in
             for await value in stream {
-                let woken = shared.state.withLock {
-                    state -> (CheckedContinuation<Element?, Never>, Element)? in
+                let woken = shared.state.withLock { state -> Waiter? in
                     state.values.append(value)
                     guard let waiter = state.waiter, waiter.matches(value) else { return nil }
                     state.waiter = nil
                     state.cursor = state.values.count
-                    return (waiter.continuation, value)
+                    return waiter
                 }
-                if let (continuation, value) = woken { continuation.resume(returning: value) }
+                woken?.deliver(value)
             }
         }
         task.withLock { $0 = consumer }
@@ -54,32 +53,30 @@ package final class FeedRecorder<Element: Sendable>: Sendable {
     package func next(
         where matches: @escaping @Sendable (Element) -> Bool, timeout: Duration = .seconds(20)
     ) async -> Element? {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Element?, Never>) in
-            let (found, id) = shared.state.withLock { state -> (Element?, Int) in
+        let shared = self.shared
+        let id = shared.state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        let result = await outcome(within: TestTime.scaled(timeout)) { finish in
+            let found = shared.state.withLock { state -> Element? in
                 if let index = state.values[state.cursor...].firstIndex(where: matches) {
                     state.cursor = index + 1
-                    return (state.values[index], 0)
+                    return state.values[index]
                 }
-                state.nextID += 1
-                state.waiter = Waiter(
-                    id: state.nextID, matches: matches, continuation: continuation)
-                return (nil, state.nextID)
+                state.waiter = Waiter(id: id, matches: matches) { finish(.success($0)) }
+                return nil
             }
-            if let found {
-                continuation.resume(returning: found)
-                return
-            }
-            Task { [shared] in
-                try? await Task.sleep(for: TestTime.scaled(timeout))
-                let expired = shared.state.withLock {
-                    state -> CheckedContinuation<Element?, Never>? in
-                    guard let waiter = state.waiter, waiter.id == id else { return nil }
-                    state.waiter = nil
-                    return waiter.continuation
-                }
-                expired?.resume(returning: nil)
-            }
+            if let found { finish(.success(found)) }
         }
+        guard case .success(let value)? = result else {
+            // The time ran out: a later value is left for the next wait.
+            shared.state.withLock { state in
+                if state.waiter?.id == id { state.waiter = nil }
+            }
+            return nil
+        }
+        return value
     }
 
     /// Ends the subscription and waits until the consumer has stopped.

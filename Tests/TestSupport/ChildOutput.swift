@@ -42,7 +42,7 @@ package final class ChildOutput: Sendable {
         /// How much of the transcript has been handed out as lines.
         package var taken = 0
         package var ended = false
-        package var waiter: CheckedContinuation<Void, Never>?
+        package var waiter: (@Sendable () -> Void)?
     }
 
     private let state = Locked(State())
@@ -71,7 +71,7 @@ package final class ChildOutput: Sendable {
                     defer { state.waiter = nil }
                     return state.waiter
                 }
-                waiter?.resume()
+                waiter?()
                 arrived.lock()
                 arrived.broadcast()
                 arrived.unlock()
@@ -108,12 +108,13 @@ package final class ChildOutput: Sendable {
             let (line, ended) = takeLine()
             if let line { return line }
             if ended { return nil }
-            guard ContinuousClock.now < deadline else {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else {
                 throw DeadlineExceeded(
                     description:
                         "\(name): no line within \(timeout); it printed: \"\(transcript)\"")
             }
-            await waitForData(until: deadline)
+            _ = await outcome(within: left) { finish in whenMoreArrives { finish(.success(())) } }
         }
     }
 
@@ -137,34 +138,15 @@ package final class ChildOutput: Sendable {
         }
     }
 
-    /// Returns when more output (or its end) has arrived, or at `deadline`.
-    private func waitForData(until deadline: ContinuousClock.Instant) async {
-        let timer = Task { [self] in
-            try? await Task.sleep(until: deadline)
-            wake()
+    /// Calls `arrived` once a line or the end is there to take: at once,
+    /// or with the next output.
+    private func whenMoreArrives(_ arrived: @escaping @Sendable () -> Void) {
+        let ready = state.withLock { state -> Bool in
+            if state.ended || state.transcript[state.taken...].contains(0x0A) { return true }
+            state.waiter = arrived
+            return false
         }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                if state.ended || state.transcript[state.taken...].contains(0x0A)
-                    || ContinuousClock.now >= deadline
-                {
-                    return true
-                }
-                state.waiter?.resume()
-                state.waiter = continuation
-                return false
-            }
-            if ready { continuation.resume() }
-        }
-        timer.cancel()
-    }
-
-    private func wake() {
-        let waiter = state.withLock { state in
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume()
+        if ready { arrived() }
     }
 
     /// The next line, which must be `expected`; records an issue with the
