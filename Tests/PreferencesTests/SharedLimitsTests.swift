@@ -49,4 +49,24 @@ import Testing
         // The first handle is open until here, and sees the write at once.
         #expect(first[Self.longKey] == 1)
     }
+
+    /// Once every handle has been closed, the next open makes a new state
+    /// with its own limits: here looser than the first's. (A handle only
+    /// released lets its state go when its last write has finished.)
+    @Test func anOpenAfterEveryHandleHasGoneHasItsOwnLimits() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        var first: PreferencesStore? = try await PreferencesStore(
+            fileURL: url, limits: Self.limits(maxKeyLength: 16), liveReads: false)
+        await #expect(throws: PreferencesError.self) { try await first!.set(Self.longKey, 1) }
+        try await first!.set(.counter, 1)
+        await first!.close()
+        first = nil
+        let later = try await PreferencesStore(fileURL: url, liveReads: false)
+        #expect(later[.counter] == 1)
+        try await later.set(Self.longKey, 2)
+        let document = try JSONSerialization.jsonObject(with: Data(contentsOf: url))
+        let values = (document as? [String: Any])?["values"] as? [String: Any]
+        #expect(values?[Self.longKey.name] as? Int == 2)
+    }
 }
