@@ -17,7 +17,7 @@ import PreferencesEtcd
 //        sudo prefs --suite example set interval_ms 250
 //        swift run prefs --suite example list --long
 //
-//   swift run prefs-example [--seconds N]   (default 60; Ctrl-C stops it sooner)
+//   swift run prefs-example [--seconds N]   (default 60; Ctrl-C or SIGTERM stops it sooner)
 //   swift run prefs-example --etcd http://127.0.0.1:2379   (the suite in etcd, /prefs/example)
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -131,12 +131,11 @@ say("  swift run prefs --suite example set greeting Bonjour")
 // a flag on every request. No change feed is needed to see changes made by
 // other processes; when a setting differs from the last tick, say who
 // changed it.
-let stop = DispatchSource.makeSignalSource(signal: SIGINT, queue: .main)
-signal(SIGINT, SIG_IGN)
+let end = ContinuousClock.now + .seconds(seconds)
 let worker = Task {
     var tick = 0
     var seen = store.snapshot.values
-    while !Task.isCancelled {
+    while !Task.isCancelled && ContinuousClock.now < end {
         let snapshot = store.snapshot
         for key in Set(seen.keys).union(snapshot.values.keys).sorted()
         where seen[key] != snapshot.values[key] {
@@ -149,11 +148,20 @@ let worker = Task {
             tick += 1
             say("[\(tick)] \(store[.greeting]), \(store[.audience])!")
         }
-        try? await Task.sleep(for: .milliseconds(max(50, store[.intervalMilliseconds])))
+        let pause = Duration.milliseconds(max(50, store[.intervalMilliseconds]))
+        try? await Task.sleep(for: min(pause, end - ContinuousClock.now))
     }
 }
-stop.setEventHandler { worker.cancel() }
-stop.resume()
-try? await Task.sleep(for: .seconds(seconds))
-worker.cancel()
+// 4. Stop gracefully on Ctrl-C, or on the SIGTERM a service manager sends:
+// finish the tick, then close the store, which waits for its writes and
+// takes this process off `prefs replicas` before it exits.
+let stops = [SIGINT, SIGTERM].map { number in
+    signal(number, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
+    source.setEventHandler { worker.cancel() }
+    source.resume()
+    return source
+}
+await worker.value
 say("stopping")
+await store.close()
