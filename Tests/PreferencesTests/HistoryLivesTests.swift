@@ -179,28 +179,6 @@ struct HistoryLivesTests {
         #expect(reopened[.counter] == 4)
     }
 
-    /// Large entries: the copy's first change archives the two it carries,
-    /// and the archive then holds changes past the copy's last.
-    @Test func aCopyWhoseFirstChangeArchivesKeepsTheHistoryItShares() async throws {
-        let store = try await open()
-        func text(_ value: Int) -> String { String(repeating: "\(value % 10)", count: 1500) }
-        for value in 1...4 { try await store.set(.language, text(value)) }
-        let copy = try Data(contentsOf: url)
-        try #require((try document()["history"] as? [Any])?.count == 2)
-        for value in 5...8 { try await store.set(.language, text(value)) }
-        try copy.write(to: url)
-
-        let reopened = try await open()
-        try await reopened.set(.language, "restored")
-        let history = try await reopened.history()
-        #expect(history.entries.map(\.sequence) == [1, 2, 3, 4, 5])
-        #expect(
-            history.entries.prefix(4).map { $0.changes["language"]?.new }
-                == (1...4).map { .string(text($0)) })
-        #expect(history.entries.last?.changes["language"]?.new == "restored")
-        #expect(try setAsideArchives().count == 1)
-    }
-
     /// An archive written before archives named their history has no first
     /// line naming one; it stays this store's as long as it agrees with the
     /// document, and a rewrite names it.

@@ -51,12 +51,8 @@ struct FileHistoryArchive: HistoryArchive {
             let mode = model?.mode ?? 0o600
             var end = try Tail(path)
             var place: String?
-            let through = entries.last?.sequence ?? 0
-            var share = end.archived(named: try end.identity(path)).share(
-                of: id, through: through, carrying: entries)
-            // Under the lock the document is the newest: entries past its
-            // last change are of a life that a copy of it replaced.
-            if share == .all && end.last > through { share = .through(through) }
+            let share = end.archived(named: try end.identity(path)).share(
+                of: id, through: entries.last?.sequence ?? 0, carrying: entries)
             if share != .all {
                 place = try setAside(path, keeping: share, history: id, mode: mode, owner: owner)
                 end = try Tail(path)
