@@ -44,33 +44,6 @@ import Testing
         #expect(Self.sortedByByteKeySort(keys) == Self.sortedByBytes(keys))
     }
 
-    /// An order found before is taken as it is only when it still puts
-    /// the keys in order: the same keys added in the same order reuse it;
-    /// other keys of the same number, the same keys added in another order,
-    /// or numbers out of range are sorted afresh — always correctly.
-    @Test func anEarlierOrderIsReusedOnlyWhereItHolds() {
-        func sort(_ keys: [String]) -> ByteKeySort {
-            var sort = ByteKeySort(capacity: keys.count)
-            for key in keys { sort.append(key) }
-            return sort
-        }
-        let keys = (0..<300).map { "key.\(($0 * 7_919) % 300)" }
-        let order = sort(keys).sortedOrder()
-        #expect(sort(keys).sortedOrder(reusing: order) == order)
-
-        let others = keys.map { $0 == "key.7" ? "key.7b" : $0 }
-        let othersOrder = sort(others).sortedOrder(reusing: order)
-        #expect(othersOrder.map { others[$0] } == Self.sortedByBytes(others))
-        #expect(othersOrder != order)
-
-        let shuffled = Array(keys.reversed())
-        #expect(
-            sort(shuffled).sortedOrder(reusing: order).map { shuffled[$0] }
-                == Self.sortedByBytes(keys))
-        #expect(sort(keys).sortedOrder(reusing: order.map { $0 + 1 }) == order)
-        #expect(sort(keys).sortedOrder(reusing: Array(order.dropLast())) == order)
-    }
-
     @Test func tenThousandKeysWithALongCommonPrefix() {
         let keys = (0..<10_000).map { "service.option.\(($0 * 7_919) % 10_000)" }
         #expect(Self.sortedByByteKeySort(keys) == Self.sortedByBytes(keys))

@@ -48,29 +48,6 @@ struct ChangeLog: Sendable {
         return Int(shared)
     }
 
-    /// The number of the record of every stored key the log does not list
-    /// by name, among ``distinctRecords``; -1 when such keys have none.
-    var sharedRecordNumber: Int32 { shared ?? Self.none }
-
-    /// The stored keys the log lists by name, each as its place in `values`
-    /// and the number of its record (-1 for none), in the order of those
-    /// places; every other stored key has ``sharedRecordNumber``. nil when
-    /// the log lists more than a quarter as many keys as `values` holds:
-    /// then looking up each key (``recordNumber(forKey:isStored:)``) costs
-    /// no more.
-    func listedRecordNumbers(in values: [String: PreferenceValue])
-        -> [(index: Dictionary<String, PreferenceValue>.Index, number: Int32)]?
-    {
-        guard others.count * 4 <= values.count else { return nil }
-        var listed: [(index: Dictionary<String, PreferenceValue>.Index, number: Int32)] = []
-        listed.reserveCapacity(others.count)
-        for (key, number) in others {
-            if let index = values.index(forKey: key) { listed.append((index, number)) }
-        }
-        listed.sort { $0.index < $1.index }
-        return listed
-    }
-
     /// The distinct records, numbered as ``recordNumber(forKey:isStored:)`` numbers them.
     var distinctRecords: [ChangeRecord] { records }
 

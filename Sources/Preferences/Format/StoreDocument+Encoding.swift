@@ -7,35 +7,128 @@
 /// another (`StoredEntries`); the keys are then sorted once (as bytes,
 /// `ByteKeySort`) for both `values` and `modified`, each distinct change
 /// record is formatted once however many keys share it (`RecordTexts`),
-/// and the file is put together from those pieces in a buffer of its final
-/// size (`Layout`).
+/// and the file is put together from those pieces (`Layout`). A store's
+/// next write of the same keys copies that file around the entries that
+/// changed (``EncodedFile``).
 extension StoreDocument {
     /// The file's bytes.
     func encode(file: String, limits: PreferencesLimits) throws -> [UInt8] {
-        try encode(file: file, limits: limits, reusingKeyOrder: nil).bytes
+        try encode(file: file, limits: limits, after: nil, changedKeys: nil).bytes
     }
 
-    /// ``encode(file:limits:)``, also returning the order the keys were
-    /// sorted into (by their place in `values`); a later encoding of values
-    /// with the same keys in the same table — the next write of a store
-    /// whose edits changed no key's presence — passes it back and is spared
-    /// the sort when it still holds (``ByteKeySort/sortedOrder(reusing:)``).
-    func encode(file: String, limits: PreferencesLimits, reusingKeyOrder hint: [Int]?) throws
-        -> (bytes: [UInt8], keyOrder: [Int])
-    {
-        let entries = try StoredEntries(self, file: file, limits: limits)
-        let order = entries.keys.sortedOrder(reusing: hint)
-        let records = RecordTexts(modifications.distinctRecords, of: entries)
-        let bytes = Layout(self, entries: entries, records: records)
-            .bytes(entries: entries, records: records, order: order)
-        if bytes.count > limits.maxFileSize {
+    /// ``encode(file:limits:)``, with where each key's value and record lie
+    /// in the file. When `previous` encodes this document before a change
+    /// of the values of `changedKeys` alone (no key added or removed, each
+    /// spelled as before, each with a record before and after), the file
+    /// is `previous`'s bytes copied in long runs around those entries.
+    func encode(
+        file: String, limits: PreferencesLimits, after previous: EncodedFile?,
+        changedKeys: [String]?
+    ) throws -> EncodedFile {
+        var encoded: EncodedFile
+        if let previous, let changedKeys, let copy = copy(of: previous, changedKeys, limits) {
+            encoded = copy
+        } else {
+            let entries = try StoredEntries(self, file: file, limits: limits)
+            let records = RecordTexts(modifications.distinctRecords, of: entries)
+            let guess =
+                entries.texts.count + 2 * entries.keys.bytes.count + 128 * entries.textEnds.count
+            encoded = Layout(self, hasRecords: records.any, sizeGuess: guess)
+                .file(entries: entries, records: records, order: entries.keys.sortedOrder())
+        }
+        if encoded.bytes.count > limits.maxFileSize {
             throw PreferencesError.limitExceeded(
                 file: file,
                 reason:
-                    "the new contents are \(bytes.count) bytes, over the limit of \(limits.maxFileSize)"
+                    "the new contents are \(encoded.bytes.count) bytes, over the limit of \(limits.maxFileSize)"
             )
         }
-        return (bytes, order)
+        return encoded
+    }
+
+    /// `previous` with the values and records of `changedKeys` written
+    /// anew; nil when the keys are not those `previous` holds.
+    private func copy(
+        of previous: EncodedFile, _ changedKeys: [String], _ limits: PreferencesLimits
+    ) -> EncodedFile? {
+        guard !changedKeys.isEmpty, values.count == previous.keys.count,
+            let modifiedMember = previous.modifiedMember
+        else { return nil }
+        var edits: [(place: Int, texts: [[UInt8]])] = []
+        for name in changedKeys {
+            guard let index = values.index(forKey: name) else { return nil }
+            let (key, value) = values[index]
+            guard let place = previous.place(of: key), previous.spans[4 * place + 2] >= 0,
+                value.depth <= limits.maxDepth,
+                let record = modifications.record(forKey: key, isStored: true)
+            else { return nil }
+            if edits.contains(where: { $0.place == place }) { continue }
+            var texts: [[UInt8]] = [[], []]
+            StoredEntries.write(value, into: &texts[0])
+            record.write(into: &texts[1])
+            edits.append((place, texts))
+        }
+        edits.sort { $0.place < $1.place }
+        var spans = previous.spans
+        let layout = Layout(self, hasRecords: true, sizeGuess: previous.bytes.count + 256)
+        var file = layout.file(keys: previous.keys, order: previous.order) { isValues, out in
+            let (range, slot) = isValues ? (previous.valuesMember, 0) : (modifiedMember, 2)
+            // Every span of the member moves with it, and those after a
+            // changed entry by the change in its size.
+            var (shift, from, next) = (out.count - range.lowerBound, range.lowerBound, 0)
+            for place in 0..<previous.order.count where spans[4 * place + slot] >= 0 {
+                let start = 4 * place + slot
+                let (oldStart, oldEnd) = (spans[start], spans[start + 1])
+                spans[start] += shift
+                if next < edits.count && edits[next].place == place {
+                    let text = edits[next].texts[slot / 2]
+                    out.append(contentsOf: previous.bytes[from..<oldStart])
+                    out.append(contentsOf: text)
+                    (from, shift, next) = (oldEnd, shift + text.count - oldEnd + oldStart, next + 1)
+                }
+                spans[start + 1] += shift
+            }
+            out.append(contentsOf: previous.bytes[from..<range.upperBound])
+        } spans: {
+            spans
+        }
+        file.isCopy = true
+        return file
+    }
+}
+
+/// A file as ``StoreDocument/encode(file:limits:after:changedKeys:)`` wrote
+/// it, kept by a store for its next write.
+struct EncodedFile: Sendable {
+    var bytes: [UInt8]
+    /// The keys' bytes, by their number in `values` when the file was
+    /// encoded, and those numbers in the order of the keys' bytes.
+    var keys: ByteKeySort
+    var order: [Int]
+    /// Per place in `order`, where its value's text starts and ends in
+    /// `bytes`, then its record's (-1 when it has none).
+    var spans: [Int]
+    /// Where the `values` member's text and the `modified` one's lie.
+    var valuesMember: Range<Int>
+    var modifiedMember: Range<Int>?
+    /// Whether it was copied from the file before it.
+    var isCopy = false
+
+    /// The place in `order` of the key with exactly `key`'s bytes.
+    func place(of key: String) -> Int? {
+        var key = key
+        return key.withUTF8 { wanted in
+            var (low, high) = (0, order.count)
+            while low < high {
+                let middle = (low + high) / 2
+                let (before, equal) = keys.withKey(order[middle]) {
+                    ($0.lexicographicallyPrecedes(wanted), $0.elementsEqual(wanted))
+                }
+                if equal { return middle }
+                if before { low = middle + 1 } else { high = middle }
+            }
+            return nil
+        }
     }
 }
 
@@ -49,11 +142,6 @@ private struct StoredEntries {
     var textEnds: [Int] = []
     /// Each key's record number among `modifications.distinctRecords`, or -1.
     var recordNumbers: [Int32] = []
-    var anyRecord = false
-    /// The keys that need escapes (rare), as their quoted text.
-    var escapedKeys: [Int: [UInt8]] = [:]
-    /// Each key's size, quotes included.
-    var quotedKeySizes: [Int] = []
 
     init(_ document: StoreDocument, file: String, limits: PreferencesLimits) throws {
         let (values, modifications) = (document.values, document.modifications)
@@ -61,16 +149,7 @@ private struct StoredEntries {
         texts.reserveCapacity(values.count * 32)
         textEnds.reserveCapacity(values.count)
         recordNumbers.reserveCapacity(values.count)
-        // The keys the change log lists by name, by their place in `values`
-        // (which is walked in the order of its indices): when they are few,
-        // every other key has the shared record, found without hashing it.
-        let listed = modifications.listedRecordNumbers(in: values)
-        let shared = modifications.sharedRecordNumber
-        var nextListed = 0
-        var position = values.startIndex
-        while position != values.endIndex {
-            let (key, value) = values[position]
-            defer { values.formIndex(after: &position) }
+        for (key, value) in values {
             switch value {
             case .array, .object:
                 if value.depth > limits.maxDepth {
@@ -83,95 +162,53 @@ private struct StoredEntries {
             default: break
             }
             keys.append(key)
-            // Strings, the common case, straight from their bytes.
-            var written = false
-            if case .string(let text) = value {
-                written =
-                    text.utf8.withContiguousStorageIfAvailable {
-                        JSONText.writeString(bytes: $0, into: &texts)
-                    } != nil
-            }
-            if !written { JSONText.write(value, into: &texts, pretty: true, indent: 2) }
+            Self.write(value, into: &texts)
             textEnds.append(texts.count)
-            let number: Int32
-            if let listed {
-                if nextListed < listed.count && listed[nextListed].index == position {
-                    number = listed[nextListed].number
-                    nextListed += 1
-                } else {
-                    number = shared
-                }
-            } else {
-                number =
-                    modifications.recordNumber(forKey: key, isStored: true).map { Int32($0) } ?? -1
-            }
-            recordNumbers.append(number)
-            anyRecord = anyRecord || number >= 0
-        }
-        quoteKeys()
-    }
-
-    /// Finds each key's quoted size, and the keys that need escapes.
-    private mutating func quoteKeys() {
-        quotedKeySizes.reserveCapacity(keys.count)
-        keys.bytes.withUnsafeBufferPointer { keyBytes in
-            for index in 0..<keys.count {
-                let bytes = UnsafeBufferPointer(
-                    rebasing: keyBytes[keys.starts[index]..<keys.starts[index + 1]])
-                if JSONText.needsEscaping(bytes) {
-                    var quoted: [UInt8] = []
-                    JSONText.writeString(bytes: bytes, into: &quoted)
-                    escapedKeys[index] = quoted
-                    quotedKeySizes.append(quoted.count)
-                } else {
-                    quotedKeySizes.append(bytes.count + 2)
-                }
-            }
+            recordNumbers.append(
+                modifications.recordNumber(forKey: key, isStored: true).map(Int32.init) ?? -1)
         }
     }
 
-    /// The size of the `values` member's text.
-    var valuesSize: Int {
-        var size = keys.count == 0 ? 2 : 4 + texts.count
-        for quoted in quotedKeySizes { size += 9 + quoted }
-        return size
+    /// Writes `value`'s text as it stands in `values` (indent 2); strings,
+    /// the common case, straight from their bytes.
+    static func write(_ value: PreferenceValue, into texts: inout [UInt8]) {
+        if case .string(let text) = value,
+            text.utf8.withContiguousStorageIfAvailable({
+                JSONText.writeString(bytes: $0, into: &texts)
+            }) != nil
+        {
+            return
+        }
+        JSONText.write(value, into: &texts, pretty: true, indent: 2)
     }
 }
 
 /// Each distinct change record some key has, formatted once, one after
-/// another, and the size of the `modified` member they make.
+/// another.
 private struct RecordTexts {
     var bytes: [UInt8] = []
     /// Where each record's text starts and ends in `bytes`; -1 before it
     /// is written.
     var starts: [Int]
     var ends: [Int]
-    /// The size of the `modified` member's text; nil when no key has a
-    /// record, and the file has no such member.
-    var memberSize: Int?
+    /// Whether some key has a record (and the file a `modified` member).
+    var any = false
 
     init(_ records: [ChangeRecord], of entries: StoredEntries) {
         starts = [Int](repeating: -1, count: records.count)
         ends = starts
-        guard entries.anyRecord else { return }
-        var size = 4  // "\n  }" (the "{" is counted as the first ",")
-        for index in entries.recordNumbers.indices where entries.recordNumbers[index] >= 0 {
-            let number = Int(entries.recordNumbers[index])
-            if starts[number] < 0 {
-                starts[number] = bytes.count
-                records[number].write(into: &bytes)
-                ends[number] = bytes.count
-            }
-            // ",\n    " before each member and " : " after its key.
-            size += 9 + entries.quotedKeySizes[index] + ends[number] - starts[number]
+        for number in entries.recordNumbers where number >= 0 && starts[Int(number)] < 0 {
+            starts[Int(number)] = bytes.count
+            records[Int(number)].write(into: &bytes)
+            ends[Int(number)] = bytes.count
+            any = true
         }
-        memberSize = size
     }
 }
 
 /// The top-level members in the order of their names' bytes, each with
 /// its head (`,\n  "name" : `) and, but for `values` and `modified`, its
-/// text; and the size of the file they make.
+/// text.
 private struct Layout {
     /// A top-level member, and how it is written.
     enum Member {
@@ -184,12 +221,15 @@ private struct Layout {
     }
 
     var members: [(member: Member, head: [UInt8], text: [UInt8])] = []
-    var size = 4  // "{", "\n}\n"
+    /// About the size of the file, for its buffer.
+    var size: Int
 
-    init(_ document: StoreDocument, entries: StoredEntries, records: RecordTexts) {
+    /// The members of `document` (`modified` when some key `hasRecords`).
+    init(_ document: StoreDocument, hasRecords: Bool, sizeGuess: Int) {
+        size = sizeGuess
         var named = document.plainMembers.map { (name: $0.key, member: Member.plain($0.value)) }
         named.append(("values", .values))
-        if records.memberSize != nil { named.append(("modified", .modified)) }
+        if hasRecords { named.append(("modified", .modified)) }
         if !document.history.carried.isEmpty { named.append(("history", .history)) }
         named.sort { JSONText.precedesByBytes($0.name, $1.name) }
         for (position, (name, member)) in named.enumerated() {
@@ -200,104 +240,71 @@ private struct Layout {
             var text: [UInt8] = []
             switch member {
             case .plain(let value): JSONText.write(value, into: &text, pretty: true, indent: 1)
-            case .values: size += entries.valuesSize
-            case .modified: size += records.memberSize ?? 0
             case .history: document.history.write(into: &text)
+            case .values, .modified: break
             }
             size += head.count + text.count
             members.append((member, head, text))
         }
     }
 
-    /// The file, put together from its pieces, `values` and `modified`
-    /// each in the key order `order`.
-    func bytes(entries: StoredEntries, records: RecordTexts, order: [Int]) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
-            var out = ByteCursor(buffer)
-            let keys = entries.keys
-            keys.bytes.withUnsafeBufferPointer { keyBytes in
-                entries.texts.withUnsafeBufferPointer { texts in
-                    records.bytes.withUnsafeBufferPointer { recordBytes in
-                        /// `values` or `modified`: each key in order (those
-                        /// that have a text), with its text.
-                        func writeMembers(text: (Int) -> UnsafeBufferPointer<UInt8>?) {
-                            var first = true
-                            for index in order {
-                                guard let text = text(index) else { continue }
-                                out.append(first ? UInt8(ascii: "{") : UInt8(ascii: ","))
-                                first = false
-                                out.append("\n    ")
-                                if !entries.escapedKeys.isEmpty,
-                                    let quoted = entries.escapedKeys[index]
-                                {
-                                    quoted.withUnsafeBufferPointer { out.append($0) }
-                                } else {
-                                    out.append(UInt8(ascii: "\""))
-                                    out.append(
-                                        UnsafeBufferPointer(
-                                            rebasing: keyBytes[
-                                                keys.starts[index]..<keys.starts[index + 1]]))
-                                    out.append(UInt8(ascii: "\""))
-                                }
-                                out.append(" : ")
-                                out.append(text)
-                            }
-                            out.append(first ? "{}" : "\n  }")
-                        }
-                        out.append(UInt8(ascii: "{"))
-                        for (member, head, text) in members {
-                            head.withUnsafeBufferPointer { out.append($0) }
-                            switch member {
-                            case .values:
-                                writeMembers { index in
-                                    let start = index == 0 ? 0 : entries.textEnds[index - 1]
-                                    return UnsafeBufferPointer(
-                                        rebasing: texts[start..<entries.textEnds[index]])
-                                }
-                            case .modified:
-                                writeMembers { index in
-                                    let number = Int(entries.recordNumbers[index])
-                                    return number < 0
-                                        ? nil
-                                        : UnsafeBufferPointer(
-                                            rebasing: recordBytes[
-                                                records.starts[number]..<records.ends[number]])
-                                }
-                            case .plain, .history:
-                                text.withUnsafeBufferPointer { out.append($0) }
-                            }
-                        }
-                        out.append("\n}\n")
-                    }
+    /// The file put together from its pieces, `values` and `modified` each
+    /// in the key order `order`, with each entry's spans.
+    func file(entries: StoredEntries, records: RecordTexts, order: [Int]) -> EncodedFile {
+        var spans = [Int](repeating: -1, count: 4 * order.count)
+        return file(keys: entries.keys, order: order) { isValues, out in
+            var first = true
+            for (place, index) in order.enumerated() {
+                let text: ArraySlice<UInt8>
+                if isValues {
+                    let start = index == 0 ? 0 : entries.textEnds[index - 1]
+                    text = entries.texts[start..<entries.textEnds[index]]
+                } else {
+                    let number = Int(entries.recordNumbers[index])
+                    guard number >= 0 else { continue }
+                    text = records.bytes[records.starts[number]..<records.ends[number]]
                 }
+                out.append(contentsOf: first ? "{\n    ".utf8 : ",\n    ".utf8)
+                first = false
+                entries.keys.withKey(index) { JSONText.writeString(bytes: $0, into: &out) }
+                out.append(contentsOf: " : ".utf8)
+                let slot = 4 * place + (isValues ? 0 : 2)
+                spans[slot] = out.count
+                out.append(contentsOf: text)
+                spans[slot + 1] = out.count
             }
-            precondition(out.count == size, "the file's size was worked out wrong")
-            initialized = out.count
+            out.append(contentsOf: first ? "{}".utf8 : "\n  }".utf8)
+        } spans: {
+            spans
         }
     }
-}
 
-/// Writes into a buffer of a known size.
-private struct ByteCursor {
-    let buffer: UnsafeMutableBufferPointer<UInt8>
-    var count = 0
-
-    init(_ buffer: UnsafeMutableBufferPointer<UInt8>) { self.buffer = buffer }
-
-    mutating func append(_ byte: UInt8) {
-        precondition(count < buffer.count)
-        buffer[count] = byte
-        count += 1
-    }
-
-    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
-        precondition(buffer.count - count >= bytes.count)
-        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
-        (buffer.baseAddress! + count).update(from: source, count: bytes.count)
-        count += bytes.count
-    }
-
-    mutating func append(_ text: StaticString) {
-        append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    /// The file, with `write` writing the texts of `values` (given true)
+    /// and `modified`; `spans` gives their entries' spans once written.
+    func file(
+        keys: ByteKeySort, order: [Int], write: (Bool, inout [UInt8]) -> Void,
+        spans: () -> [Int]
+    ) -> EncodedFile {
+        var (bytes, valuesMember, modifiedMember): ([UInt8], Range<Int>, Range<Int>?) = (
+            [UInt8(ascii: "{")], 0..<0, nil
+        )
+        bytes.reserveCapacity(size)
+        for (member, head, text) in members {
+            bytes.append(contentsOf: head)
+            let start = bytes.count
+            switch member {
+            case .values:
+                write(true, &bytes)
+                valuesMember = start..<bytes.count
+            case .modified:
+                write(false, &bytes)
+                modifiedMember = start..<bytes.count
+            case .plain, .history: bytes.append(contentsOf: text)
+            }
+        }
+        bytes.append(contentsOf: "\n}\n".utf8)
+        return EncodedFile(
+            bytes: bytes, keys: keys, order: order, spans: spans(), valuesMember: valuesMember,
+            modifiedMember: modifiedMember)
     }
 }

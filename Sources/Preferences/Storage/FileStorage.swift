@@ -193,8 +193,7 @@ public final class FileStorage: PreferencesStorage, StoragePrivacy {
     /// The file actually read and replaced: `path` with symlinks followed
     /// where safe (S19); inside ``withExclusiveAccess(_:)``, the one locked.
     func target() throws -> String {
-        let thread = Platform.currentThread()
-        if let held = holder.withLock({ $0?.thread == thread ? $0?.target : nil }) { return held }
+        if let held = held?.target { return held }
         if let opening = openingTarget.withLock({ $0 }) { return opening }
         return try Platform.resolveSymlinksSafely(path)
     }
@@ -228,12 +227,15 @@ public final class FileStorage: PreferencesStorage, StoragePrivacy {
         return StorageRevision(token.string)
     }
 
-    private func generation(lockPath: String) -> UInt64 {
+    /// What this thread holds inside ``withExclusiveAccess(_:)``.
+    private var held: Holder? {
         let thread = Platform.currentThread()
-        if let descriptor = holder.withLock({ $0?.thread == thread ? $0?.descriptor : nil }) {
-            return Platform.readGeneration(descriptor: descriptor)
-        }
-        return Platform.readGeneration(path: lockPath)
+        return holder.withLock { $0?.thread == thread ? $0 : nil }
+    }
+
+    private func generation(lockPath: String) -> UInt64 {
+        held.map { Platform.readGeneration(descriptor: $0.descriptor) }
+            ?? Platform.readGeneration(path: lockPath)
     }
 
     /// Reads the target file; nil bytes when it does not exist.
@@ -289,6 +291,16 @@ public final class FileStorage: PreferencesStorage, StoragePrivacy {
             )
         }
         return (try read(target, generation: generation, now: now).revision, generation, stamp)
+    }
+
+    /// Whether, inside ``withExclusiveAccess(_:)``, no writer that takes the
+    /// lock wrote since `revision` was made here: the lock file still holds
+    /// the generation `revision` starts with ("g<generation>-").
+    func isUnchangedByLockingWriters(since revision: StorageRevision) -> Bool {
+        guard let held, let end = revision.token.firstIndex(of: "-") else { return false }
+        return revision.token.first == "g"
+            && UInt64(revision.token.dropFirst().prefix(upTo: end))
+                == Platform.readGeneration(descriptor: held.descriptor)
     }
 
     /// Holds an exclusive `flock` on `<file>.lock` while `body` runs;
@@ -413,17 +425,13 @@ public final class FileStorage: PreferencesStorage, StoragePrivacy {
     /// locked call, in whatever process.
     func syncDirectory(_ directory: String) throws {
         try Platform.syncDirectory(directory)
-        let thread = Platform.currentThread()
-        if let descriptor = holder.withLock({ $0?.thread == thread ? $0?.descriptor : nil }) {
-            Platform.clearDirectorySyncDue(descriptor: descriptor)
-        }
+        if let held { Platform.clearDirectorySyncDue(descriptor: held.descriptor) }
     }
 
     /// Writes the next write generation, after `known` (read under this
     /// lock) or else after the one in the lock file.
     private func bumpGeneration(from known: UInt64? = nil) throws -> UInt64 {
-        let thread = Platform.currentThread()
-        guard let held = holder.withLock({ $0?.thread == thread ? $0 : nil }) else { return 0 }
+        guard let held else { return 0 }
         let next = (known ?? Platform.readGeneration(descriptor: held.descriptor)) &+ 1
         try Platform.writeGeneration(next, descriptor: held.descriptor, path: held.target + ".lock")
         return next

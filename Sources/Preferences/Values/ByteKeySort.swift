@@ -60,37 +60,6 @@ struct ByteKeySort {
         return order
     }
 
-    /// ``sortedOrder()``, taking `hint` — an order found before for keys
-    /// that may be these, added in the same order — as it is when it puts
-    /// these keys in strictly increasing order, which one comparison of
-    /// neighbours per key checks; otherwise sorting.
-    func sortedOrder(reusing hint: [Int]?) -> [Int] {
-        guard let hint, hint.count == count, count > 1, isStrictlyIncreasing(hint) else {
-            return sortedOrder()
-        }
-        return hint
-    }
-
-    /// Whether `order` lists key numbers whose keys increase strictly.
-    private func isStrictlyIncreasing(_ order: [Int]) -> Bool {
-        let count = count
-        return bytes.withUnsafeBufferPointer { bytes in
-            starts.withUnsafeBufferPointer { starts in
-                var previous = -1
-                for key in order {
-                    guard key >= 0 && key < count else { return false }
-                    if previous >= 0
-                        && !Self.precedes(previous, key, depth: 0, bytes: bytes, starts: starts)
-                    {
-                        return false
-                    }
-                    previous = key
-                }
-                return true
-            }
-        }
-    }
-
     /// Whether key `left` comes before key `right`, both sharing their
     /// first `depth` bytes.
     private static func precedes(

@@ -20,10 +20,10 @@ extension StoreCore {
         case reset(movedTo: String)
     }
 
-    /// A document ready to be written, and its bytes.
+    /// A document ready to be written, and its file.
     struct PreparedWrite {
         var document: StoreDocument
-        var bytes: [UInt8]
+        var file: EncodedFile
     }
 
     /// The entry of one change that made `working`: attributed to this
@@ -107,11 +107,15 @@ extension StoreCore {
         if !secrets.isEmpty { try keepPrivate() }
         (document.values, document.temporary) = Self.stored(
             base: base, working: working, changedKeys: changedKeys, at: stamp.date)
-        let (bytes, keyOrder) = try document.encode(
+        // The last file written, while it is what the store holds.
+        let last = state.withLock {
+            $0.current.revision == $0.edits.lastFile?.revision ? $0.edits.lastFile?.file : nil
+        }
+        let file = try document.encode(
             file: storage.location, limits: limits,
-            reusingKeyOrder: state.withLock { $0.edits.lastKeyOrder })
-        state.withLock { $0.edits.lastKeyOrder = keyOrder }
-        return PreparedWrite(document: document, bytes: bytes)
+            after: base.document.temporary.isEmpty && document.temporary.isEmpty ? last : nil,
+            changedKeys: changedKeys)
+        return PreparedWrite(document: document, file: file)
     }
 
     /// Writes `prepared` if the storage is still at `revision`, and
@@ -121,10 +125,11 @@ extension StoreCore {
         _ prepared: PreparedWrite, ifRevision revision: StorageRevision,
         knownChanged: Bool = false
     ) throws -> StorageRevision? {
-        guard let written = try storage.write(prepared.bytes, ifRevision: revision) else {
+        guard let written = try storage.write(prepared.file.bytes, ifRevision: revision) else {
             return nil
         }
         publish(prepared.document, revision: written, knownChanged: knownChanged)
+        state.withLock { $0.edits.lastFile = (written, prepared.file) }
         return written
     }
 }

@@ -36,10 +36,10 @@ extension StoreCore {
         var pending: [PendingEdit] = []
         /// Whether a write loop runs on the queue (it takes what is pending).
         var draining = false
-        /// The order the last write's keys were sorted into, for the next
-        /// write, which usually has the same keys
-        /// (``StoreDocument/encode(file:limits:reusingKeyOrder:)``).
-        var lastKeyOrder: [Int]?
+        /// The last file written, and its revision, for the next write,
+        /// which usually changes a few values of the same keys
+        /// (``StoreDocument/encode(file:limits:after:changedKeys:)``).
+        var lastFile: (revision: StorageRevision, file: EncodedFile)?
 
         /// Takes every queued edit, in the order queued.
         mutating func takeAll() -> [PendingEdit] {
@@ -137,9 +137,19 @@ extension StoreCore {
         -> GroupCommitMachine<PendingEdit>.Action
     {
         do {
+            var attempts = 0
             try committing("write") { () -> Void? in
+                attempts += 1
                 if !state.withLock({ $0.current.loaded }) { try load(policy: corruption) }
-                try refreshBeforeWrite()
+                // No writer that takes the lock wrote since the state was
+                // read: the write's compare-and-swap is check enough, and a
+                // lost one reads again on the next attempt.
+                let known = state.withLock { $0.current.revision }
+                if attempts > 1
+                    || (storage as? FileStorage)?.isUnchangedByLockingWriters(since: known) != true
+                {
+                    try refreshBeforeWrite()
+                }
                 // Whether this attempt moved older history entries to the archive.
                 var archived = false
                 let (current, revision) = state.withLock {
