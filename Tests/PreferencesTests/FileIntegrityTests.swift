@@ -222,6 +222,29 @@ import Testing
         #expect(try storedInteger("number", in: file) == 1)
     }
 
+    /// The store's directory made by the first locked call that writes no
+    /// value, the publication of a key manifest: the manifests are in it, so
+    /// its entry in the parent is fsynced then, and the publication fails
+    /// when that fsync does.
+    @Test func aDirectoryMadeToPublishAManifestIsMadeDurableInItsParent() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("new/prefs.json")
+        let store = try await PreferencesStore(fileURL: file, liveReads: false)
+        let manifest = try PreferencesManifest(
+            jsonText: #"{"format": 1, "keys": {"number": {"type": "int", "default": 0}}}"#)
+        Platform.injectFault(.directorySync, at: directory.path, code: EIO)
+        defer { Platform.clearFault(.directorySync, at: directory.path) }
+        await store.declare(manifest)
+        let refused = store.problems.map(\.message).filter {
+            $0.hasPrefix("the key manifest could not be published") && $0.contains(directory.path)
+        }
+        #expect(refused.count == 1, "\(store.problems.map(\.message))")
+        Platform.clearFault(.directorySync, at: directory.path)
+        await store.declare(manifest)
+        #expect(store.problems.isEmpty, "\(store.problems.map(\.message))")
+        #expect(FileManager.default.fileExists(atPath: directory.file("new/prefs.keys.json").path))
+    }
+
     /// Another process made the store's directory and died before its entry
     /// in the parent was durable; the first file written there makes it so.
     @Test func theFirstFileInADirectoryMadeElsewhereMakesTheDirectoryDurable() async throws {

@@ -31,6 +31,17 @@ extension PreferenceKeys {
         await #expect(throws: PreferencesError.self) {
             try await provider.setValue("eighty", forKey: "http.port")
         }
+        // Each metric carries one dimension, `store`, the store's location.
+        let labels = Set(metrics.counters.map(\.label) + metrics.timers.map(\.label))
+        #expect(
+            labels.isSuperset(of: [
+                Self.name("writes_total"), Self.name("write_errors_total"),
+                Self.name("write_duration"),
+            ]), "\(labels)")
+        for dimensions in metrics.counters.map(\.dimensions) + metrics.timers.map(\.dimensions) {
+            #expect(dimensions.map(\.0) == ["store"])
+            #expect(dimensions.map(\.1) == [store.location])
+        }
         #expect(try metrics.expectCounter(Self.name("writes_total"), store_).totalValue == 2)
         #expect(try metrics.expectCounter(Self.name("write_errors_total"), store_).totalValue == 1)
         let latency = try metrics.expectTimer(Self.name("write_duration"), store_)

@@ -62,9 +62,21 @@ import Testing
             Array(Self.tokenManifest.jsonText.utf8), program: "billing")
         try await store.edit { $0[raw: "http.port"] = 8081 }
         #expect(!store.isSecret("api.token"))
-        try await eventually("the provider to follow the manifest after the store changed") {
-            try provider.value(forKey: "api.token", type: .string).value?.isSecret == true
+        // Closing the store ends the provider's following once it has taken
+        // every change delivered before: then it has read the manifests again.
+        let following = provider.following
+        let ended = AsyncStream<Void> { continuation in
+            Task.detached {
+                await following.value
+                continuation.finish()
+            }
         }
+        await store.close()
+        try await withDeadline(.seconds(30)) { progress in
+            progress.waiting(for: "the provider's background task to end after the store closed")
+            for await _ in ended {}
+        }
+        #expect(try provider.value(forKey: "api.token", type: .string).value?.isSecret == true)
         // A snapshot is a value: the one taken before still answers as then.
         #expect(try before.value(forKey: "api.token", type: .string).value?.isSecret == false)
         #expect(
