@@ -60,3 +60,18 @@ package func runRestoreScenario(
     #expect(try await store.restore(to: last) == nil, sourceLocation: sourceLocation)
     #expect(try await stored().sequence == unchanged.sequence, sourceLocation: sourceLocation)
 }
+
+/// Sets `counter` to 101…120 on a store put back from a copy taken at
+/// change #20, and expects its history after each change to run from #1
+/// with no gap; returns the history after the last.
+package func setTwentyChangesOnACopy(_ store: PreferencesStore) async throws -> StoreHistory {
+    var history = try await store.history()
+    for (sequence, value) in zip(Int64(21)...40, 101...120) {
+        try await store.set(.counter, value)
+        history = try await store.history()
+        #expect(
+            history.entries.map(\.sequence) == Array(1...sequence),
+            "after change #\(sequence): \(history.entries.map(\.sequence))")
+    }
+    return history
+}
