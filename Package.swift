@@ -53,14 +53,15 @@ let package = Package(
         // It links the command-line tool's library to run `prefs`
         // commands in the recording process.
         .target(name: "CrashStates", dependencies: ["Preferences", "PrefsCLI", "ProcessSpawning"]),
-        .executableTarget(name: "prefs-crash-explorer", dependencies: ["CrashStates", "Preferences"]),
+        .executableTarget(
+            name: "prefs-crash-explorer", dependencies: ["CrashStates", "Preferences"]),
         // What the test targets share: temporary directories, child
         // processes with deadlines, test etcd clusters, common keys.
         .target(
             name: "PreferencesTestSupport",
             dependencies: [
                 "LocalEtcd", "Preferences", "PreferencesEtcd", "PreferencesEtcdTLS",
-                "PreferencesTesting",
+                "PreferencesTesting", "ProcessSpawning",
             ],
             path: "Tests/TestSupport"
         ),

@@ -13,7 +13,8 @@ import Testing
 /// The children of a test run die with it: a run killed with SIGKILL (a CI
 /// timeout, a hang ended by hand) leaves no `prefs … watch` or etcd member
 /// running, because every child starts through `setpriv --pdeathsig KILL`
-/// from one thread that lives as long as the test process.
+/// from one thread that lives as long as the test process. And a child's
+/// pipes are its own: no other child holds them open.
 @Suite(
     .enabled(
         if: ChildCommand.diesWithTheTests,
@@ -109,5 +110,33 @@ struct ChildRunnerTests {
         #expect(try await child.nextLine(timeout: .seconds(10)) == "still here")
         child.closeInput()
         #expect(try await child.exit(timeout: .seconds(10)) == 0)
+    }
+
+    /// A program this process starts by any means, even one that passes on
+    /// every descriptor it has, holds none of a child's pipes: closing the
+    /// child's input ends it while that program runs on. (Foundation's
+    /// pipes passed on: a `prefs set` that had long exited seemed to run
+    /// until its deadline, its output held open by an etcd member started
+    /// at the same moment.)
+    @Test func aChildsPipesStayOutOfEveryOtherProgram() async throws {
+        let child = try ChildCommand(program: "/bin/cat", [], input: .open).start()
+        defer { child.kill() }
+        // `sleep`, spawned with no file actions: it inherits every
+        // descriptor of this process that does not close on exec.
+        var pid = pid_t()
+        let words: [String] = ["/bin/sleep", "600"]
+        let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        try #require(posix_spawn(&pid, "/bin/sleep", nil, nil, argv, environ) == 0)
+        defer {
+            sendSignal(SIGKILL, to: pid)
+            var status: Int32 = 0
+            _ = waitpid(pid, &status, 0)
+        }
+        child.send("still here\n")
+        #expect(try await child.nextLine(timeout: .seconds(10)) == "still here")
+        child.closeInput()
+        #expect(try await child.exit(timeout: .seconds(10)) == 0, "cat read no end of input")
+        #expect(try await child.nextLine(timeout: .seconds(10)) == nil, "cat's output did not end")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Preferences
 import PreferencesTesting
+import ProcessSpawning
 import Testing
 
 #if canImport(Glibc)
@@ -60,13 +61,19 @@ package final class RunningProcess: @unchecked Sendable {
         process.executableURL = command.launched.executable
         process.arguments = command.launched.arguments
         process.environment = command.environment
-        let pipes = (Pipe(), Pipe())
+        // Both ends of each pipe close on exec: a child that another test
+        // starts meanwhile never holds them (``closeOnExecPipe()``).
+        let pipes = (try ChildPipe(commandLine), try ChildPipe(commandLine))
         var log: FileHandle?
         switch command.output {
-        case .separate: (process.standardOutput, process.standardError) = (pipes.0, pipes.1)
-        case .merged: (process.standardOutput, process.standardError) = (pipes.0, pipes.0)
+        case .separate:
+            (process.standardOutput, process.standardError) = (pipes.0.writing, pipes.1.writing)
+        case .merged:
+            (process.standardOutput, process.standardError) = (pipes.0.writing, pipes.0.writing)
         case .errorsShown:
-            (process.standardOutput, process.standardError) = (pipes.0, FileHandle.standardError)
+            (process.standardOutput, process.standardError) = (
+                pipes.0.writing, FileHandle.standardError
+            )
         case .log(let path):
             if !FileManager.default.fileExists(atPath: path) {
                 _ = FileManager.default.createFile(atPath: path, contents: nil)
@@ -74,8 +81,9 @@ package final class RunningProcess: @unchecked Sendable {
             log = FileHandle(forWritingAtPath: path)
             (process.standardOutput, process.standardError) = (log, log)
         }
-        let inputPipe: Pipe? = if case .none = command.input { nil } else { Pipe() }
-        process.standardInput = inputPipe ?? FileHandle.nullDevice
+        let inputPipe: ChildPipe? =
+            if case .none = command.input { nil } else { try ChildPipe(commandLine) }
+        process.standardInput = inputPipe?.reading ?? FileHandle.nullDevice
         let state = Locked(State())
         self.state = state
         // The process holds its handler, and the reader threads their
@@ -84,17 +92,21 @@ package final class RunningProcess: @unchecked Sendable {
         // From the one thread that outlives every test: the child's
         // parent-death signal follows the thread that started it.
         try SpawningThread.run { [process] in try process.run() }
-        // The child has its own copy; keep no descriptor per launch here.
+        // The child has its own copies of its ends (and of the log); keep
+        // none here, so its output ends when it exits.
         try? log?.close()
+        try? pipes.0.writing.close()
+        try? pipes.1.writing.close()
+        try? inputPipe?.reading.close()
         let ended: @Sendable () -> Void = { Self.settle(state) { $0.openOutputs -= 1 } }
         let readsOutput = log == nil
         let readsErrors = if case .separate = command.output { true } else { false }
         lines = ChildOutput(
-            readsOutput ? pipes.0.fileHandleForReading : nil, name: commandLine, ended: ended)
+            readsOutput ? pipes.0.reading : nil, name: commandLine, ended: ended)
         errors = ChildOutput(
-            readsErrors ? pipes.1.fileHandleForReading : nil, name: commandLine, ended: ended)
-        input = if case .open = command.input { inputPipe?.fileHandleForWriting } else { nil }
-        if case .text(let text) = command.input, let writer = inputPipe?.fileHandleForWriting {
+            readsErrors ? pipes.1.reading : nil, name: commandLine, ended: ended)
+        input = if case .open = command.input { inputPipe?.writing } else { nil }
+        if case .text(let text) = command.input, let writer = inputPipe?.writing {
             // On a thread of its own: a large input must not block the caller.
             Thread {
                 try? writer.write(contentsOf: Data(text.utf8))
@@ -212,6 +224,26 @@ package final class RunningProcess: @unchecked Sendable {
     /// another process's by now).
     package func kill(_ signal: Int32 = SIGKILL) {
         if !state.withLock({ $0.exited }) { sendSignal(signal, to: process.processIdentifier) }
+    }
+}
+
+/// A pipe for one of a child's standard streams, made with
+/// ``closeOnExecPipe()``: Foundation's `Pipe` makes ends that a child
+/// started by another thread at the same moment inherits, and a `prefs`
+/// that had long exited then seemed to run on until its deadline, its
+/// output held open by an etcd member started meanwhile.
+private struct ChildPipe {
+    let reading: FileHandle
+    let writing: FileHandle
+
+    init(_ commandLine: String) throws {
+        guard let (read, write) = closeOnExecPipe() else {
+            throw ChildCommand.LaunchFailure(
+                description:
+                    "cannot start \(commandLine): pipe: \(String(cString: strerror(errno)))")
+        }
+        reading = FileHandle(fileDescriptor: read, closeOnDealloc: true)
+        writing = FileHandle(fileDescriptor: write, closeOnDealloc: true)
     }
 }
 

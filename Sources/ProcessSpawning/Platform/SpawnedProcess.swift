@@ -85,7 +85,7 @@ package struct SpawnedProcess: Sendable {
                 actions.open(target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY)
             case .file(let file): actions.open(target, file, O_WRONLY | O_CREAT | O_APPEND)
             case .pipe:
-                guard let (read, write) = makePipe() else {
+                guard let (read, write) = closeOnExecPipe() else {
                     let code = errno
                     for case let end? in ends { close(end) }
                     throw SpawnFailure(path: path, operation: "pipe", code: code)
@@ -169,14 +169,4 @@ package struct SpawnFailure: Error, Sendable, CustomStringConvertible {
         operation == "posix_spawn"
             ? "cannot start \(path): \(message)" : "cannot start \(path): \(operation): \(message)"
     }
-}
-
-/// A pipe whose two ends close on `exec`, so that a program another thread
-/// starts with `fork` and `exec` does not inherit them; (read, write), or
-/// nil with `errno` set.
-private func makePipe() -> (Int32, Int32)? {
-    var ends: [Int32] = [-1, -1]
-    guard pipe(&ends) == 0 else { return nil }
-    for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-    return (ends[0], ends[1])
 }
