@@ -39,20 +39,23 @@ func run(
     process.executableURL = executable
     process.arguments = arguments
     if let environment { process.environment = environment }
-    let output = Pipe()
-    let errorOutput = Pipe()
-    process.standardOutput = output
-    process.standardError = errorOutput
+    let output = try ChildPipe()
+    let errorOutput = try ChildPipe()
+    process.standardOutput = output.writing
+    process.standardError = errorOutput.writing
     process.standardInput = FileHandle.nullDevice
     let ended = AsyncStream<Int32>.makeStream()
     process.terminationHandler = { ended.continuation.yield($0.terminationStatus) }
     try process.run()
+    // The child has its own copies: the outputs end when it exits.
+    try? output.writing.close()
+    try? errorOutput.writing.close()
     // Read both pipes while the child runs, so a full pipe never stops it.
     let outputText = Task.detached {
-        String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        String(decoding: output.reading.readDataToEndOfFile(), as: UTF8.self)
     }
     let errorText = Task.detached {
-        String(decoding: errorOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        String(decoding: errorOutput.reading.readDataToEndOfFile(), as: UTF8.self)
     }
     let shown = ([executable.lastPathComponent] + arguments).joined(separator: " ")
     do {

@@ -108,10 +108,10 @@ final class RunningChild: Sendable {
         commandLine =
             ([executable.lastPathComponent] + arguments).joined(separator: " ")
             + (user.map { " (as uid \($0))" } ?? "")
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
+        let output = try ChildPipe()
+        let error = try ChildPipe()
+        process.standardOutput = output.writing
+        process.standardError = error.writing
         process.standardInput = FileHandle.nullDevice
         let shared = self.shared
         process.terminationHandler = { process in
@@ -121,8 +121,11 @@ final class RunningChild: Sendable {
             shared.change { $0.exited = exit }
         }
         try process.run()
+        // The child has its own copies: its outputs end when it exits.
+        try? output.writing.close()
+        try? error.writing.close()
         for (pipe, stream) in [(output, Stream.output), (error, Stream.error)] {
-            let reading = pipe.fileHandleForReading
+            let reading = pipe.reading
             Thread {
                 var pending = Data()
                 while case let data = reading.availableData, !data.isEmpty {
