@@ -95,6 +95,12 @@ import Testing
         let store = try await PreferencesStore(fileURL: file)
         let provider = PreferencesProvider(store: store)
         try await provider.setValue(9090, forKey: "http.port")
+        // In the file at once, before anything else runs here: a write still
+        // under way when `setValue` returned (a few milliseconds of encoding,
+        // two fsyncs and a rename) is not there yet.
+        let document = try JSONSerialization.jsonObject(with: Data(contentsOf: file))
+        let values = (document as? [String: Any])?["values"] as? [String: Any]
+        #expect(values?["http.port"] as? Int == 9090, "the file holds \(values ?? [:])")
         // Another process reads it from the file.
         let read = try await prefs("--file", file.path, "get", "http.port")
         #expect(read.output.trimmingCharacters(in: .whitespacesAndNewlines) == "9090")
