@@ -196,6 +196,39 @@ import Testing
         #expect(store[.counter] == 2)
     }
 
+    /// S1's other half: an edit's values are published only once its write
+    /// has committed, so a read while the write is under way sees the state
+    /// before it.
+    @Test func readDuringASlowWriteSeesTheOldValueUntilItCommits() async throws {
+        let directory = try TemporaryDirectory()
+        let (writing, writingContinuation) = AsyncStream<Void>.makeStream()
+        let holding = Locked(false)
+        let release = DispatchSemaphore(value: 0)
+        let gaveUp = Locked(false)
+        let storage = HookedStorage(
+            FileStorage(fileURL: directory.file("prefs.json")),
+            beforeWrite: {
+                guard holding.withLock({ $0 }) else { return }
+                writingContinuation.yield()
+                // On the store's queue, not the cooperative pool; bounded all the same.
+                if release.wait(timeout: .now() + TestTime.scaled(seconds: 60)) == .timedOut {
+                    gaveUp.withLock { $0 = true }
+                }
+            })
+        let store = try await PreferencesStore(storage: storage)
+        try await store.set(.counter, 1)
+        holding.withLock { $0 = true }
+        let edit = Task { try await store.set(.counter, 2) }
+        var iterator = writing.makeAsyncIterator()
+        _ = await iterator.next()
+        #expect(store[.counter] == 1, "a read saw the edit before its write was made")
+        #expect(store.snapshot.values["counter"] == 1)
+        release.signal()
+        try await edit.value
+        #expect(!gaveUp.withLock { $0 }, "the held write was never released")
+        #expect(store[.counter] == 2)
+    }
+
     @Test func twoHandlesOnOneFileShareOneState() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")

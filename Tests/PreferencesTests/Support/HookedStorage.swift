@@ -5,8 +5,8 @@ import PreferencesTestSupport
 
 /// Wraps a backend so a test can act at an exact point of the store's work:
 /// `afterRead` runs on every document read, and `beforeRevision` runs before
-/// every revision check and may throw to make it fail. Both run on the
-/// store's queue. `watchWith`, when given, starts the watch instead of the
+/// every revision check and may throw to make it fail, and `beforeWrite`
+/// runs before every write. All three run on the store's queue. `watchWith`, when given, starts the watch instead of the
 /// backend (a chosen watch mechanism, say). Everything else the backend
 /// offers — its tuning, archive, manifests, replicas, privacy — is the
 /// backend's; only its identity is not, so a hooked store never shares the
@@ -17,17 +17,20 @@ final class HookedStorage: PreferencesStorage {
     let base: any PreferencesStorage
     let afterRead: @Sendable (StoredContents) -> Void
     let beforeRevision: @Sendable () throws -> Void
+    let beforeWrite: @Sendable () -> Void
     let watchWith: WatchStarter?
 
     init(
         _ base: any PreferencesStorage,
         afterRead: @escaping @Sendable (StoredContents) -> Void = { _ in },
         beforeRevision: @escaping @Sendable () throws -> Void = {},
+        beforeWrite: @escaping @Sendable () -> Void = {},
         watchWith: WatchStarter? = nil
     ) {
         self.base = base
         self.afterRead = afterRead
         self.beforeRevision = beforeRevision
+        self.beforeWrite = beforeWrite
         self.watchWith = watchWith
     }
 
@@ -49,7 +52,8 @@ final class HookedStorage: PreferencesStorage {
     func write(_ bytes: [UInt8], ifRevision expected: StorageRevision) throws
         -> StorageRevision?
     {
-        try base.write(bytes, ifRevision: expected)
+        beforeWrite()
+        return try base.write(bytes, ifRevision: expected)
     }
     func withExclusiveAccess<T>(_ body: () throws -> T) throws -> T {
         try base.withExclusiveAccess(body)
