@@ -98,7 +98,10 @@ import Testing
         // In the file at once, before anything else runs here: a write still
         // under way when `setValue` returned (a few milliseconds of encoding,
         // two fsyncs and a rename) is not there yet.
-        let document = try JSONSerialization.jsonObject(with: Data(contentsOf: file))
+        let bytes = try #require(
+            FileManager.default.contents(atPath: file.path),
+            "no file at \(file.path) when setValue returned")
+        let document = try JSONSerialization.jsonObject(with: bytes)
         let values = (document as? [String: Any])?["values"] as? [String: Any]
         #expect(values?["http.port"] as? Int == 9090, "the file holds \(values ?? [:])")
         // Another process reads it from the file.
