@@ -42,12 +42,25 @@ extension PreferenceKeys {
         try await eventually("the mismatch to be logged") {
             handler.entries.contains { $0.level == .warning }
         }
-        try await store.edit { $0[raw: "http.port"] = 8080 }
-        try await eventually("the mismatch to be logged as cleared") {
-            handler.entries.contains { $0.level == .info }
+        // A second problem while the first stays: only the new one is logged.
+        try await store.edit { $0[raw: "api.pin"] = "four" }
+        #expect(store[.pin] == 0, "a read that meets the second mismatch")
+        try await eventually("the second mismatch to be logged") {
+            handler.entries.contains { $0.metadata["preferences.key"] == "api.pin" }
+        }
+        try await store.edit {
+            $0[raw: "http.port"] = 8080
+            $0[raw: "api.pin"] = 1234
+        }
+        try await eventually("both mismatches to be logged as cleared") {
+            handler.entries.filter { $0.level == .info }.count == 2
         }
         let entries = handler.entries
-        #expect(entries.count == 2, "\(Self.lines(handler))")
+        #expect(entries.count == 4, "\(Self.lines(handler))")
+        #expect(
+            entries.filter { $0.metadata["preferences.problem"] == "appeared" }.map {
+                $0.metadata["preferences.key"]
+            } == ["http.port", "api.pin"], "\(Self.lines(handler))")
         #expect(entries.first?.metadata["preferences.key"] == "http.port")
         #expect(entries.first?.metadata["preferences.problem"] == "appeared")
         #expect(entries.first?.metadata["preferences.location"] == .string(store.location))
