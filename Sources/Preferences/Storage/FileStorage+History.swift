@@ -127,8 +127,6 @@ struct FileHistoryArchive: HistoryArchive {
         /// The last entry's sequence; 0 when none.
         var last: Int64 = 0
 
-        init() {}
-
         init(_ path: String) throws {
             guard let (tail, fileSize) = try Platform.readPart(path, count: 64 << 10, fromEnd: true)
             else { return }
@@ -144,11 +142,7 @@ struct FileHistoryArchive: HistoryArchive {
 
         /// The history the archive's first line names.
         func identity(_ path: String) throws -> String? {
-            if isWhole { return lines.first.flatMap(ArchivedHistory.id(inIdentityText:)) }
-            guard let (head, _) = try Platform.readPart(path, count: 4096, fromEnd: false) else {
-                return nil
-            }
-            return FileHistoryArchive.lines(head).first.flatMap(ArchivedHistory.id(inIdentityText:))
+            try firstLines(path).first.flatMap(ArchivedHistory.id(inIdentityText:))
         }
 
         /// The entries read, as the history `id` names them.
@@ -158,11 +152,15 @@ struct FileHistoryArchive: HistoryArchive {
 
         /// The first entry's sequence; nil when there is none.
         func firstSequence(_ path: String) throws -> Int64? {
-            if isWhole { return lines.lazy.compactMap(FileHistoryArchive.sequence).first }
-            guard let (head, _) = try Platform.readPart(path, count: 4096, fromEnd: false) else {
-                return nil
-            }
-            return FileHistoryArchive.lines(head).lazy.compactMap(FileHistoryArchive.sequence).first
+            try firstLines(path).lazy.compactMap(FileHistoryArchive.sequence).first
+        }
+
+        /// The archive's first complete lines: those read, when they are
+        /// the whole archive, or else those of its first 4 KiB.
+        private func firstLines(_ path: String) throws -> [[UInt8]] {
+            if isWhole { return lines }
+            let head = try Platform.readPart(path, count: 4096, fromEnd: false)
+            return head.map { FileHistoryArchive.lines($0.0) } ?? []
         }
     }
 
@@ -172,11 +170,9 @@ struct FileHistoryArchive: HistoryArchive {
         _ path: String, history id: String, adding fresh: [(sequence: Int64, text: [UInt8])],
         keep: HistoryLimit, mode: UInt32, owner: (uid: UInt32, gid: UInt32)?
     ) throws {
-        var lines: [(sequence: Int64, text: [UInt8])] = []
-        if let (bytes, _) = try Platform.readFile(path, limit: 1 << 30, followingSymlinks: false) {
-            for line in Self.lines(bytes) {
-                if let sequence = Self.sequence(line) { lines.append((sequence, line)) }
-            }
+        let old = try Platform.readFile(path, limit: 1 << 30, followingSymlinks: false)?.bytes
+        var lines: [(sequence: Int64, text: [UInt8])] = Self.lines(old ?? []).compactMap { line in
+            Self.sequence(line).map { ($0, line) }
         }
         lines += fresh
         var start = lines.endIndex
