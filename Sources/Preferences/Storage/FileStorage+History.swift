@@ -51,7 +51,7 @@ struct FileHistoryArchive: HistoryArchive {
             let mode = model?.mode ?? 0o600
             var end = try Tail(path)
             var place: String?
-            let share = end.archived(named: try end.identity(path)).share(
+            let share = ArchivedHistory(id: try end.identity(path), entries: end.lines).share(
                 of: id, through: entries.last?.sequence ?? 0, carrying: entries)
             if share != .all {
                 place = try setAside(path, keeping: share, history: id, mode: mode, owner: owner)
@@ -143,11 +143,6 @@ struct FileHistoryArchive: HistoryArchive {
         /// The history the archive's first line names.
         func identity(_ path: String) throws -> String? {
             try firstLines(path).first.flatMap(ArchivedHistory.id(inIdentityText:))
-        }
-
-        /// The entries read, as the history `id` names them.
-        func archived(named id: String?) -> ArchivedHistory {
-            ArchivedHistory(id: id, entries: lines)
         }
 
         /// The first entry's sequence; nil when there is none.
