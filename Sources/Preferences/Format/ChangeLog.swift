@@ -70,15 +70,11 @@ struct ChangeLog: Sendable {
                 return false
             }
         }
-        for key in others.keys.lazy.filter({ !stored.contains($0) })
-        where record(forKey: key, isStored: false) != other.record(forKey: key, isStored: false) {
-            return false
+        return [others.keys, other.others.keys].joined().allSatisfy { key in
+            stored.contains(key)
+                || record(forKey: key, isStored: false)
+                    == other.record(forKey: key, isStored: false)
         }
-        for key in other.others.keys.lazy.filter({ !stored.contains($0) })
-        where record(forKey: key, isStored: false) != other.record(forKey: key, isStored: false) {
-            return false
-        }
-        return true
     }
 
     // MARK: Building
@@ -218,19 +214,8 @@ struct ChangeLog: Sendable {
         }
         // The most frequent record, as the full build chooses it; it must be
         // the shared one still, or every key would need looking at.
-        var best: Int32?
-        var bestCount = withNone
-        for (index, count) in counts.enumerated() where count > 0 && count >= bestCount {
-            (best, bestCount) = (Int32(index), count)
-        }
+        let (best, _, kept, renumbered) = Self.choose(records, counts: counts, withNone: withNone)
         guard best == base.shared else { return nil }
-        // Keep used records only, renumbered in their first order.
-        var renumbered = [Int32](repeating: Self.none, count: records.count)
-        var kept: [ChangeRecord] = []
-        for (index, count) in counts.enumerated() where count > 0 {
-            renumbered[index] = Int32(kept.count)
-            kept.append(records[index])
-        }
         if kept.count != records.count {
             for (key, index) in others where index != Self.none {
                 others[key] = renumbered[Int(index)]
@@ -251,19 +236,8 @@ struct ChangeLog: Sendable {
         for index in indices {
             if index == Self.none { withNone += 1 } else { counts[Int(index)] += 1 }
         }
-        // The most frequent record; on a tie, the later (newer) one.
-        var best: Int32?
-        var bestCount = withNone
-        for (index, count) in counts.enumerated() where count > 0 && count >= bestCount {
-            (best, bestCount) = (Int32(index), count)
-        }
-        // Keep used records only, renumbered in their first order.
-        var renumbered = [Int32](repeating: Self.none, count: records.count)
-        var kept: [ChangeRecord] = []
-        for (index, count) in counts.enumerated() where count > 0 {
-            renumbered[index] = Int32(kept.count)
-            kept.append(records[index])
-        }
+        let (best, bestCount, kept, renumbered) = Self.choose(
+            records, counts: counts, withNone: withNone)
         self.records = kept
         self.shared = best.map { renumbered[Int($0)] }
         let sharedOld = best ?? Self.none
@@ -280,6 +254,27 @@ struct ChangeLog: Sendable {
                 keys.formIndex(after: &position)
             }
         }
+    }
+
+    /// The record most keys have (on a tie, the later, newer one; nil when
+    /// more keys have none) with its count of keys, given each record's
+    /// count and the count of keys with none; and the records some key has,
+    /// with each record's new index among them (their first order kept).
+    private static func choose(_ records: [ChangeRecord], counts: [Int], withNone: Int) -> (
+        best: Int32?, bestCount: Int, kept: [ChangeRecord], renumbered: [Int32]
+    ) {
+        var best: Int32?
+        var bestCount = withNone
+        for (index, count) in counts.enumerated() where count > 0 && count >= bestCount {
+            (best, bestCount) = (Int32(index), count)
+        }
+        var renumbered = [Int32](repeating: Self.none, count: records.count)
+        var kept: [ChangeRecord] = []
+        for (index, count) in counts.enumerated() where count > 0 {
+            renumbered[index] = Int32(kept.count)
+            kept.append(records[index])
+        }
+        return (best, bestCount, kept, renumbered)
     }
 
     /// Gives each distinct record one index. Consecutive keys often carry

@@ -183,14 +183,10 @@ struct BinaryPropertyList {
             guard length <= tableOffset / 2 else { throw error("a string is too long\(at(path))") }
             try require(start, length * 2, "a string")
             let units = (0..<length).map { UInt16(unsigned(at: start + $0 * 2, size: 2)) }
-            var scalars = String.UnicodeScalarView()
-            for decoded in transcodeUTF16(units) {
-                guard let scalar = decoded else {
-                    throw error("string\(at(path)) holds an unpaired UTF-16 surrogate")
-                }
-                scalars.append(scalar)
+            guard let text = String(validating: units, as: UTF16.self) else {
+                throw error("string\(at(path)) holds an unpaired UTF-16 surrogate")
             }
-            return .string(String(scalars))
+            return .string(text)
         case 0x8:
             throw error(
                 "keyed-archive UID\(at(path)) cannot be stored (the value is an NSKeyedArchiver object)"
@@ -223,19 +219,5 @@ struct BinaryPropertyList {
                 "unknown object type 0x\(String(marker, radix: 16)) at byte offset \(offset)\(at(path))"
             )
         }
-    }
-
-    private func transcodeUTF16(_ units: [UInt16]) -> [Unicode.Scalar?] {
-        var result: [Unicode.Scalar?] = []
-        var iterator = units.makeIterator()
-        var decoder = UTF16()
-        loop: while true {
-            switch decoder.decode(&iterator) {
-            case .scalarValue(let scalar): result.append(scalar)
-            case .emptyInput: break loop
-            case .error: result.append(nil)
-            }
-        }
-        return result
     }
 }

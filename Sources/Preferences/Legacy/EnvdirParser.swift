@@ -10,11 +10,7 @@ enum EnvdirParser {
     /// One directory entry, as listed by ``LegacyReader``.
     struct Entry: Sendable, Equatable {
         /// What kind of file the entry is (symbolic links followed).
-        enum Kind: Sendable, Equatable {
-            case regular
-            case directory
-            case other
-        }
+        typealias Kind = Platform.EntryKind
 
         var name: String
         var kind: Kind
@@ -52,7 +48,8 @@ enum EnvdirParser {
             while let last = line.last, last == 0x20 || last == 0x09 { line.removeLast() }
             for index in line.indices where line[index] == 0 { line[index] = 0x0A }
             guard let text = String(validating: line, as: UTF8.self) else {
-                let offset = firstInvalidUTF8(line)
+                var lines = 0
+                let offset = PropertiesParser.firstInvalidUTF8(line, lines: &lines) ?? line.count
                 throw PreferencesError.legacyFormat(
                     file: path, line: 1, column: nil,
                     reason:
@@ -61,14 +58,5 @@ enum EnvdirParser {
             values[entry.name] = .string(text)
         }
         return LegacyContents(values: values, warnings: warnings)
-    }
-
-    private static func firstInvalidUTF8(_ bytes: [UInt8]) -> Int {
-        var offset = 0
-        while offset < bytes.count {
-            guard let (_, length) = PropertiesParser.decodeUTF8(bytes, at: offset) else { break }
-            offset += length
-        }
-        return offset
     }
 }

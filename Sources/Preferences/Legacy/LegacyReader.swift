@@ -82,18 +82,10 @@ public enum LegacyReader {
     private static func listDirectory(_ path: String) throws -> [EnvdirParser.Entry] {
         try Platform.listDirectory(path).map { name, kind in
             let entryPath = path.hasSuffix("/") ? path + name : path + "/" + name
-            switch kind {
             // Hidden entries and names with '=' are skipped by the parser unread.
-            case .regular where !name.hasPrefix(".") && !name.contains("="):
-                return EnvdirParser.Entry(
-                    name: name, kind: .regular, contents: try readFile(entryPath))
-            case .regular:
-                return EnvdirParser.Entry(name: name, kind: .regular, contents: [])
-            case .directory:
-                return EnvdirParser.Entry(name: name, kind: .directory, contents: [])
-            case .other:
-                return EnvdirParser.Entry(name: name, kind: .other, contents: [])
-            }
+            let read = kind == .regular && !name.hasPrefix(".") && !name.contains("=")
+            return EnvdirParser.Entry(
+                name: name, kind: kind, contents: read ? try readFile(entryPath) : [])
         }
     }
 }

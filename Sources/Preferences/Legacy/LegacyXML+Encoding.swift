@@ -48,10 +48,7 @@ extension LegacyXML {
             return bytes
         case "iso-8859-1", "iso8859-1", "iso_8859-1", "iso_8859-1:1987", "latin1", "latin-1",
             "l1", "iso-ir-100", "ibm819", "cp819", "csisolatin1":
-            var out: [UInt8] = []
-            out.reserveCapacity(bytes.count)
-            for byte in bytes { UTF8.encode(Unicode.Scalar(byte)) { out.append($0) } }
-            return out
+            return PropertiesParser.latin1AsUTF8(bytes)
         case "us-ascii", "ascii", "ansi_x3.4-1968", "iso646-us", "us", "csascii":
             if let offset = bytes.firstIndex(where: { $0 >= 0x80 }) {
                 throw LegacyXML.error(
@@ -82,14 +79,9 @@ extension LegacyXML {
         guard bytes.starts(with: Array("<?xml".utf8)) else { return nil }
         let end = bytes.firstIndex(of: UInt8(ascii: ">")) ?? bytes.count
         let declaration = bytes[5..<end]
-        let marker = Array("encoding".utf8)
-        var index = declaration.startIndex
-        while index + marker.count <= declaration.endIndex {
-            if declaration[index..<index + marker.count].elementsEqual(marker) { break }
-            index += 1
+        guard var index = declaration.firstRange(of: "encoding".utf8)?.upperBound else {
+            return nil
         }
-        guard index + marker.count <= declaration.endIndex else { return nil }
-        index += marker.count
         func skipSpace() {
             while index < declaration.endIndex,
                 [0x20, 0x09, 0x0A, 0x0D].contains(declaration[index])

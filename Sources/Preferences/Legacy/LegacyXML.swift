@@ -77,12 +77,6 @@ enum LegacyXML {
         let maxDepth: Int
         var index = 0
 
-        init(bytes: [UInt8], file: String, maxDepth: Int) {
-            self.bytes = bytes
-            self.file = file
-            self.maxDepth = maxDepth
-        }
-
         func error(_ reason: String, at offset: Int? = nil) -> PreferencesError {
             LegacyXML.error(reason, at: offset ?? index, in: bytes, file: file)
         }
@@ -104,12 +98,9 @@ enum LegacyXML {
         }
 
         private func validateUTF8() throws {
-            var offset = 0
-            while offset < bytes.count {
-                guard let (_, length) = PropertiesParser.decodeUTF8(bytes, at: offset) else {
-                    throw error("invalid UTF-8 at byte offset \(offset)", at: offset)
-                }
-                offset += length
+            var lines = 0
+            if let offset = PropertiesParser.firstInvalidUTF8(bytes, lines: &lines) {
+                throw error("invalid UTF-8 at byte offset \(offset)", at: offset)
             }
         }
 

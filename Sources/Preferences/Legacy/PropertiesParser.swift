@@ -309,7 +309,8 @@ enum PropertiesParser {
                     case 0x75:  // u
                         var value: UInt16 = 0
                         for _ in 0..<4 {
-                            guard index < range.upperBound, let digit = hexValue(units[index])
+                            guard index < range.upperBound,
+                                let digit = JSONText.hexValue(units[index])
                             else {
                                 let shown = shownEscape(
                                     UnsafeBufferPointer(
@@ -371,20 +372,14 @@ enum PropertiesParser {
 
         /// One byte of the text's own UTF-8, copied as it is.
         mutating func writeByte(_ byte: UInt8) {
-            if pendingHigh != nil {
-                pendingHigh = nil
-                put(0xFFFD)
-            }
+            endLoneSurrogate()
             bytes[count] = byte
             count += 1
         }
 
         /// Bytes of the text's own UTF-8, copied as they are.
         mutating func writeBytes(_ run: UnsafeBufferPointer<UInt8>) {
-            if pendingHigh != nil {
-                pendingHigh = nil
-                put(0xFFFD)
-            }
+            endLoneSurrogate()
             _ = UnsafeMutableBufferPointer(rebasing: bytes[count...]).update(fromContentsOf: run)
             count += run.count
         }
@@ -400,9 +395,6 @@ enum PropertiesParser {
                 put(0xFFFD)
             }
             switch unit {
-            case 0..<0x80:
-                bytes[count] = UInt8(unit)
-                count += 1
             case 0xD800..<0xDC00: pendingHigh = unit
             case 0xDC00..<0xE000: put(0xFFFD)
             default: put(UInt32(unit))
@@ -411,43 +403,23 @@ enum PropertiesParser {
 
         /// The byte count, after a final lone surrogate.
         mutating func finish() -> Int {
-            if pendingHigh != nil {
-                pendingHigh = nil
-                put(0xFFFD)
-            }
+            endLoneSurrogate()
             return count
         }
 
-        private mutating func put(_ scalar: UInt32) {
-            switch scalar {
-            case 0..<0x80:
-                bytes[count] = UInt8(scalar)
-                count += 1
-            case 0x80..<0x800:
-                bytes[count] = UInt8(0xC0 | scalar >> 6)
-                bytes[count + 1] = UInt8(0x80 | scalar & 0x3F)
-                count += 2
-            case 0x800..<0x10000:
-                bytes[count] = UInt8(0xE0 | scalar >> 12)
-                bytes[count + 1] = UInt8(0x80 | (scalar >> 6) & 0x3F)
-                bytes[count + 2] = UInt8(0x80 | scalar & 0x3F)
-                count += 3
-            default:
-                bytes[count] = UInt8(0xF0 | scalar >> 18)
-                bytes[count + 1] = UInt8(0x80 | (scalar >> 12) & 0x3F)
-                bytes[count + 2] = UInt8(0x80 | (scalar >> 6) & 0x3F)
-                bytes[count + 3] = UInt8(0x80 | scalar & 0x3F)
-                count += 4
-            }
+        /// A high surrogate that no low one followed: U+FFFD.
+        private mutating func endLoneSurrogate() {
+            guard pendingHigh != nil else { return }
+            pendingHigh = nil
+            put(0xFFFD)
         }
-    }
 
-    private static func hexValue(_ unit: UInt8) -> UInt8? {
-        switch unit {
-        case 0x30...0x39: unit - 0x30
-        case 0x41...0x46: unit - 0x41 + 10
-        case 0x61...0x66: unit - 0x61 + 10
-        default: nil
+        /// A scalar (never a surrogate) in UTF-8.
+        private mutating func put(_ scalar: UInt32) {
+            UTF8.encode(Unicode.Scalar(scalar)!) { byte in
+                bytes[count] = byte
+                count += 1
+            }
         }
     }
 }

@@ -49,37 +49,10 @@ enum PropertyListParser {
     /// The UTC calendar date of `seconds` since 1970 as `2004-10-26T10:33:33Z`,
     /// with six fraction digits when `microseconds` is not 0.
     static func isoDate(unixSeconds seconds: Int64, microseconds: Int64 = 0) -> String {
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secondOfDay = seconds - days * 86_400
-        // Days to civil date (proleptic Gregorian), after Howard Hinnant.
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        func pad(_ value: Int64, _ width: Int) -> String {
-            let text = String(abs(value))
-            return (value < 0 ? "-" : "")
-                + String(repeating: "0", count: max(0, width - text.count))
-                + text
-        }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):"
-            + "\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
-            + (microseconds == 0 ? "" : ".\(pad(microseconds, 6))") + "Z"
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date.
-    static func daysSinceEpoch(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let adjustedYear = month <= 2 ? year - 1 : year
-        let era = (adjustedYear >= 0 ? adjustedYear : adjustedYear - 399) / 400
-        let yearOfEra = adjustedYear - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
+        let fraction = String(microseconds)
+        return ISO8601.stemText(seconds)
+            + (microseconds == 0
+                ? "" : "." + String(repeating: "0", count: 6 - fraction.count) + fraction) + "Z"
     }
 }
 
@@ -230,14 +203,14 @@ private struct XMLPropertyList {
             shape[16] == UInt8(ascii: ":"), shape[19] == UInt8(ascii: "Z")
         else { return nil }
         let numbers = parts[0..<6].compactMap { part in
-            part.allSatisfy { $0.isASCII && $0.isNumber } ? Int64(part) : nil
+            part.allSatisfy { $0.isASCII && $0.isNumber } ? Int(part) : nil
         }
         guard numbers.count == 6, (1...12).contains(numbers[1]), (1...31).contains(numbers[2]),
             numbers[3] < 24, numbers[4] < 60, numbers[5] < 60
         else { return nil }
-        let days = PropertyListParser.daysSinceEpoch(
-            year: numbers[0], month: numbers[1], day: numbers[2])
         return PropertyListParser.isoDate(
-            unixSeconds: days * 86_400 + numbers[3] * 3600 + numbers[4] * 60 + numbers[5])
+            unixSeconds: Platform.utcSeconds(
+                year: numbers[0], month: numbers[1], day: numbers[2], hour: numbers[3],
+                minute: numbers[4], second: numbers[5]))
     }
 }

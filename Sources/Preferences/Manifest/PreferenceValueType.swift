@@ -36,8 +36,8 @@ public enum PreferenceValueType: String, Sendable, CaseIterable, Codable {
     /// is double, and anything else is a string.
     public static func inferred(from text: String) -> PreferenceValueType {
         if text == "true" || text == "false" { return .bool }
-        guard let literal = NumberLiteral(text) else { return .string }
-        if literal.isInteger {
+        guard let isInteger = numberLiteralIsInteger(text) else { return .string }
+        if isInteger {
             // Integers beyond 64 bits stay text rather than losing digits.
             return Int64(text) != nil ? .int : .string
         }
@@ -140,35 +140,32 @@ extension Optional: OptionalDeclaration {
     static var wrappedType: Any.Type { Wrapped.self }
 }
 
-/// A JSON-style decimal number literal: `-12`, `3.5`, `1e-3` (no hex, no
-/// `inf`, no leading `+`), so that `Double("0x10")` does not count as a number.
-private struct NumberLiteral {
-    let isInteger: Bool
-
-    init?(_ text: String) {
-        var bytes = Array(text.utf8)[...]
-        if bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
-        func digits() -> Int {
-            let count = bytes.prefix(while: { $0 >= 0x30 && $0 <= 0x39 }).count
-            bytes = bytes.dropFirst(count)
-            return count
+/// Whether `text`, a JSON-style decimal number literal (`-12`, `3.5`,
+/// `1e-3`: no hex, no `inf`, no leading `+`, so that `Double("0x10")` does
+/// not count as a number), is an integer; nil when it is no such literal.
+private func numberLiteralIsInteger(_ text: String) -> Bool? {
+    var bytes = Array(text.utf8)[...]
+    if bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+    func digits() -> Int {
+        let count = bytes.prefix(while: { $0 >= 0x30 && $0 <= 0x39 }).count
+        bytes = bytes.dropFirst(count)
+        return count
+    }
+    guard digits() > 0 else { return nil }
+    var integer = true
+    if bytes.first == UInt8(ascii: ".") {
+        bytes = bytes.dropFirst()
+        guard digits() > 0 else { return nil }
+        integer = false
+    }
+    if bytes.first == UInt8(ascii: "e") || bytes.first == UInt8(ascii: "E") {
+        bytes = bytes.dropFirst()
+        if bytes.first == UInt8(ascii: "-") || bytes.first == UInt8(ascii: "+") {
+            bytes = bytes.dropFirst()
         }
         guard digits() > 0 else { return nil }
-        var integer = true
-        if bytes.first == UInt8(ascii: ".") {
-            bytes = bytes.dropFirst()
-            guard digits() > 0 else { return nil }
-            integer = false
-        }
-        if bytes.first == UInt8(ascii: "e") || bytes.first == UInt8(ascii: "E") {
-            bytes = bytes.dropFirst()
-            if bytes.first == UInt8(ascii: "-") || bytes.first == UInt8(ascii: "+") {
-                bytes = bytes.dropFirst()
-            }
-            guard digits() > 0 else { return nil }
-            integer = false
-        }
-        guard bytes.isEmpty else { return nil }
-        isInteger = integer
+        integer = false
     }
+    guard bytes.isEmpty else { return nil }
+    return integer
 }

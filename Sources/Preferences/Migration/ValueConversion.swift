@@ -89,7 +89,7 @@ public struct ValueConversion: Sendable, CustomStringConvertible {
         self.init(name) { value in
             guard case .string(let text) = value else { return nil }
             return try? ValueCoding.encode(
-                ValueCoding.decode(T.self, from: .string(Self.trimmed(text))))
+                ValueCoding.decode(T.self, from: .string(text.trimmingWhitespace())))
         }
     }
 
@@ -108,7 +108,7 @@ public struct ValueConversion: Sendable, CustomStringConvertible {
         case .int(1): return .bool(true)
         case .int(0): return .bool(false)
         case .string(let text):
-            switch trimmed(text).lowercased() {
+            switch text.trimmingWhitespace().lowercased() {
             case "true", "yes", "on", "1": return .bool(true)
             case "false", "no", "off", "0": return .bool(false)
             default: return nil
@@ -124,7 +124,7 @@ public struct ValueConversion: Sendable, CustomStringConvertible {
         case .int: return value
         case .double(let number): return Int64(exactly: number).map { .int($0) }
         case .string(let text):
-            let text = trimmed(text)
+            let text = text.trimmingWhitespace()
             if let number = Int64(text) { return .int(number) }
             if isDecimal(text), let number = Double(text) {
                 return Int64(exactly: number).map { .int($0) }
@@ -142,7 +142,7 @@ public struct ValueConversion: Sendable, CustomStringConvertible {
         case .double: return value
         case .int(let number): return .double(Double(number))
         case .string(let text):
-            let text = trimmed(text)
+            let text = text.trimmingWhitespace()
             if ["NaN", "Infinity", "-Infinity"].contains(text) { return .string(text) }
             guard isDecimal(text), let number = Double(text), number.isFinite else { return nil }
             return .double(number)
@@ -165,10 +165,6 @@ public struct ValueConversion: Sendable, CustomStringConvertible {
     public static let json = ValueConversion("JSON") { value in
         guard case .string(let text) = value else { return value }
         return try? PreferenceValue(jsonText: text)
-    }
-
-    private static func trimmed(_ text: String) -> String {
-        text.trimmingWhitespace()
     }
 
     /// Plain decimal notation only: `Double("0x1p3")` and `Double("inf")` parse,

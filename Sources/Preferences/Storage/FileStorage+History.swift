@@ -51,7 +51,7 @@ struct FileHistoryArchive: HistoryArchive {
             let mode = model?.mode ?? 0o600
             var end = try Tail(path)
             var place: String?
-            let share = end.archived(named: try end.identity(path)).share(
+            let share = ArchivedHistory(id: try end.identity(path), entries: end.lines).share(
                 of: id, through: entries.last?.sequence ?? 0, carrying: entries)
             if share != .all {
                 place = try setAside(path, keeping: share, history: id, mode: mode, owner: owner)
@@ -127,8 +127,6 @@ struct FileHistoryArchive: HistoryArchive {
         /// The last entry's sequence; 0 when none.
         var last: Int64 = 0
 
-        init() {}
-
         init(_ path: String) throws {
             guard let (tail, fileSize) = try Platform.readPart(path, count: 64 << 10, fromEnd: true)
             else { return }
@@ -144,25 +142,20 @@ struct FileHistoryArchive: HistoryArchive {
 
         /// The history the archive's first line names.
         func identity(_ path: String) throws -> String? {
-            if isWhole { return lines.first.flatMap(ArchivedHistory.id(inIdentityText:)) }
-            guard let (head, _) = try Platform.readPart(path, count: 4096, fromEnd: false) else {
-                return nil
-            }
-            return FileHistoryArchive.lines(head).first.flatMap(ArchivedHistory.id(inIdentityText:))
-        }
-
-        /// The entries read, as the history `id` names them.
-        func archived(named id: String?) -> ArchivedHistory {
-            ArchivedHistory(id: id, entries: lines)
+            try firstLines(path).first.flatMap(ArchivedHistory.id(inIdentityText:))
         }
 
         /// The first entry's sequence; nil when there is none.
         func firstSequence(_ path: String) throws -> Int64? {
-            if isWhole { return lines.lazy.compactMap(FileHistoryArchive.sequence).first }
-            guard let (head, _) = try Platform.readPart(path, count: 4096, fromEnd: false) else {
-                return nil
-            }
-            return FileHistoryArchive.lines(head).lazy.compactMap(FileHistoryArchive.sequence).first
+            try firstLines(path).lazy.compactMap(FileHistoryArchive.sequence).first
+        }
+
+        /// The archive's first complete lines: those read, when they are
+        /// the whole archive, or else those of its first 4 KiB.
+        private func firstLines(_ path: String) throws -> [[UInt8]] {
+            if isWhole { return lines }
+            let head = try Platform.readPart(path, count: 4096, fromEnd: false)
+            return head.map { FileHistoryArchive.lines($0.0) } ?? []
         }
     }
 
@@ -172,11 +165,9 @@ struct FileHistoryArchive: HistoryArchive {
         _ path: String, history id: String, adding fresh: [(sequence: Int64, text: [UInt8])],
         keep: HistoryLimit, mode: UInt32, owner: (uid: UInt32, gid: UInt32)?
     ) throws {
-        var lines: [(sequence: Int64, text: [UInt8])] = []
-        if let (bytes, _) = try Platform.readFile(path, limit: 1 << 30, followingSymlinks: false) {
-            for line in Self.lines(bytes) {
-                if let sequence = Self.sequence(line) { lines.append((sequence, line)) }
-            }
+        let old = try Platform.readFile(path, limit: 1 << 30, followingSymlinks: false)?.bytes
+        var lines: [(sequence: Int64, text: [UInt8])] = Self.lines(old ?? []).compactMap { line in
+            Self.sequence(line).map { ($0, line) }
         }
         lines += fresh
         var start = lines.endIndex

@@ -194,11 +194,7 @@ public struct MutablePreferences: Sendable {
         }
         set {
             do {
-                if let encoded = try key.encode(newValue) {
-                    self[raw: key.name] = encoded
-                } else {
-                    self[raw: key.name] = nil
-                }
+                self[raw: key.name] = try key.encode(newValue)
             } catch let error as PreferencesError {
                 failure = failure ?? error
             } catch {
@@ -342,11 +338,7 @@ public struct MutablePreferences: Sendable {
         }
         if values.isEmpty { return }
         if storage.isEmpty {
-            keepEverythingForRollback()
-            storage = values
-            storageIsSnapshot = false
-            changed = true
-            changedKeys = nil
+            self.values = values
             return
         }
         storage.reserveCapacity(storage.count + values.count)

@@ -148,11 +148,7 @@ struct DecodedValue<Value: Codable & Sendable>: Equatable, Sendable {
     init(_ value: Value, stored: PreferenceValue?, of key: PreferenceKey<Value>) {
         self.value = value
         self.stored = stored
-        do {
-            self.canonical = .some(try key.encode(value))
-        } catch {
-            self.canonical = nil
-        }
+        self.canonical = try? .some(key.encode(value))
     }
 
     static func == (lhs: Self, rhs: Self) -> Bool {

@@ -15,8 +15,8 @@ struct ByteKeySort {
     /// being the end of the last key.
     private(set) var starts: [Int] = [0]
 
-    init(capacity: Int, averageLength: Int = 24) {
-        bytes.reserveCapacity(capacity * averageLength)
+    init(capacity: Int) {
+        bytes.reserveCapacity(capacity * 24)
         starts.reserveCapacity(capacity + 1)
     }
 
@@ -58,40 +58,6 @@ struct ByteKeySort {
             }
         }
         return order
-    }
-
-    /// Whether key `left` comes before key `right`, both sharing their
-    /// first `depth` bytes.
-    private static func precedes(
-        _ left: Int, _ right: Int, depth: Int, bytes: UnsafeBufferPointer<UInt8>,
-        starts: UnsafeBufferPointer<Int>
-    ) -> Bool {
-        let leftStart = starts[left] + depth
-        let rightStart = starts[right] + depth
-        let leftCount = starts[left + 1] - leftStart
-        let rightCount = starts[right + 1] - rightStart
-        let common = min(leftCount, rightCount)
-        let raw = UnsafeRawBufferPointer(bytes)
-        var offset = 0
-        // Eight bytes at a time: as big-endian integers they compare as
-        // the bytes do.
-        while offset + 8 <= common {
-            let leftWord = raw.loadUnaligned(
-                fromByteOffset: leftStart + offset, as: UInt64.self
-            ).bigEndian
-            let rightWord = raw.loadUnaligned(
-                fromByteOffset: rightStart + offset, as: UInt64.self
-            ).bigEndian
-            if leftWord != rightWord { return leftWord < rightWord }
-            offset += 8
-        }
-        while offset < common {
-            let leftByte = bytes[leftStart + offset]
-            let rightByte = bytes[rightStart + offset]
-            if leftByte != rightByte { return leftByte < rightByte }
-            offset += 1
-        }
-        return leftCount < rightCount
     }
 
     private struct Sorter {
@@ -210,7 +176,32 @@ struct ByteKeySort {
         /// first `depth` bytes.
         @inline(__always)
         private func precedes(_ left: Int, _ right: Int, depth: Int) -> Bool {
-            ByteKeySort.precedes(left, right, depth: depth, bytes: bytes, starts: starts)
+            let leftStart = starts[left] + depth
+            let rightStart = starts[right] + depth
+            let leftCount = starts[left + 1] - leftStart
+            let rightCount = starts[right + 1] - rightStart
+            let common = min(leftCount, rightCount)
+            let raw = UnsafeRawBufferPointer(bytes)
+            var offset = 0
+            // Eight bytes at a time: as big-endian integers they compare as
+            // the bytes do.
+            while offset + 8 <= common {
+                let leftWord = raw.loadUnaligned(
+                    fromByteOffset: leftStart + offset, as: UInt64.self
+                ).bigEndian
+                let rightWord = raw.loadUnaligned(
+                    fromByteOffset: rightStart + offset, as: UInt64.self
+                ).bigEndian
+                if leftWord != rightWord { return leftWord < rightWord }
+                offset += 8
+            }
+            while offset < common {
+                let leftByte = bytes[leftStart + offset]
+                let rightByte = bytes[rightStart + offset]
+                if leftByte != rightByte { return leftByte < rightByte }
+                offset += 1
+            }
+            return leftCount < rightCount
         }
     }
 }

@@ -58,15 +58,18 @@ package enum ISO8601 {
         return stem + "Z"
     }
 
-    private static func stemText(_ seconds: Int64) -> String {
+    /// `2026-11-29T16:11:08`: the UTC calendar time of whole `seconds`
+    /// since 1970, the year in at least four digits (after a `-` before
+    /// year 0).
+    static func stemText(_ seconds: Int64) -> String {
         let parts = Platform.utcComponents(seconds)
-        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        var year = String(parts.year)
-        if parts.year >= 0 && parts.year < 1000 {
-            year = String(repeating: "0", count: 4 - year.count) + year
+        func pad(_ value: Int, _ width: Int) -> String {
+            let text = String(abs(value))
+            return (value < 0 ? "-" : "")
+                + String(repeating: "0", count: max(0, width - text.count)) + text
         }
         return
-            "\(year)-\(two(parts.month))-\(two(parts.day))T\(two(parts.hour)):\(two(parts.minute)):\(two(parts.second))"
+            "\(pad(parts.year, 4))-\(pad(parts.month, 2))-\(pad(parts.day, 2))T\(pad(parts.hour, 2)):\(pad(parts.minute, 2)):\(pad(parts.second, 2))"
     }
 
     private static func fractionValue(_ digits: String) -> Double? {

@@ -1,6 +1,16 @@
 /// Reading JSON into ``PreferenceValue``s, with the line and column of
 /// every error and the nesting limit checked while reading.
 extension JSONText {
+    /// The value of the hexadecimal digit `byte` (either case), or nil.
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
     struct Parser {
         let bytes: UnsafeBufferPointer<UInt8>
         let source: String
@@ -8,12 +18,6 @@ extension JSONText {
         var index = 0
         /// Members of the objects being parsed, innermost last.
         var members: [(String, PreferenceValue)] = []
-
-        init(bytes: UnsafeBufferPointer<UInt8>, source: String, maxDepth: Int) {
-            self.bytes = bytes
-            self.source = source
-            self.maxDepth = maxDepth
-        }
 
         func error(_ reason: String, at offset: Int? = nil) -> PreferencesError {
             let offset = min(offset ?? index, bytes.count)
@@ -243,13 +247,8 @@ extension JSONText {
             guard index + 4 <= bytes.count else { throw error("truncated \\u escape") }
             var value: UInt32 = 0
             for _ in 0..<4 {
-                let byte = bytes[index]
-                let digit: UInt8
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-                default: throw error("invalid hex digit in \\u escape")
+                guard let digit = JSONText.hexValue(bytes[index]) else {
+                    throw error("invalid hex digit in \\u escape")
                 }
                 value = value << 4 | UInt32(digit)
                 index += 1
